@@ -1,0 +1,266 @@
+"""Ratings from pairwise votes: online Elo and a bootstrapped Bradley–Terry leaderboard.
+
+As in Chatbot Arena (Chiang et al., 2024, arXiv:2403.04132) and CoLLEGe's Table 2: online
+Elo (K=4); Bradley–Terry by maximum likelihood, ties half a win each way, with bootstrap 95%
+intervals; rank = 1 + number of learners whose lower bound beats this one's upper bound.
+
+    board = leaderboard([("hice", "additive", "a"), ("additive", "hice", "tie")])
+    board.rows[0].learner, board.rows[0].score, board.win_rate
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+from scipy.special import expit
+
+log = logging.getLogger(__name__)
+
+Outcome = Literal["a", "b", "tie", "both_bad"]
+Match = tuple[str, str, str]  # (learner_a, learner_b, outcome), in time order
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+# code per outcome: 0 = a won, 1 = b won, 2 = tie ("both bad" counts as a tie)
+_CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
+
+
+@dataclass(frozen=True)
+class EloSettings:
+    """Online Elo, as in CoLLEGe and Chatbot Arena."""
+
+    init: float = 1000.0  # every learner's starting rating
+    k: float = 4.0  # step per battle; small, so the latest votes do not swing the ratings
+    scale: float = 400.0  # a rating gap of `scale` means odds of `base` to 1
+    base: float = 10.0
+
+
+@dataclass(frozen=True)
+class BTSettings:
+    """Bradley–Terry fit and its bootstrap."""
+
+    confidence: float = 0.95  # coverage of the percentile intervals
+    anchor: float = 1000.0  # the mean score, or `anchor_learner`'s score, on the Elo scale
+    anchor_learner: str | None = None  # None: anchor the mean
+    # ridge on log-strengths: keeps the fit finite when a learner won every battle, and is
+    # negligible next to any real vote count
+    l2: float = 1e-4
+    max_iter: int = 100  # Newton steps; it converges in ~10 on real data
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """Votes aggregated per unordered pair: counts[p] = (i won, j won, ties) for i[p] < j[p]."""
+
+    learners: tuple[str, ...]  # sorted; i and j index into it
+    i: np.ndarray  # (P,) int
+    j: np.ndarray  # (P,) int
+    counts: np.ndarray  # (P, 3) int
+
+
+@dataclass(frozen=True)
+class Row:
+    """One learner's line on the leaderboard; scores are on the Elo scale."""
+
+    learner: str
+    elo: float  # online Elo
+    score: float  # Bradley–Terry maximum-likelihood score
+    ci_low: float
+    ci_high: float
+    rank: int
+    battles: int
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Rows sorted by rank then score, and win rates in the same learner order."""
+
+    rows: tuple[Row, ...]
+    learners: tuple[str, ...]
+    # (n, n): fraction of their battles the row learner won against the column one, ties
+    # half; NaN where they never met
+    win_rate: np.ndarray = field(compare=False)
+
+
+def _encode(matches: Sequence[Match]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """Learner names, and per match the indices of a and b and the outcome code."""
+    bad = {outcome for _, _, outcome in matches} - set(OUTCOMES)
+    if bad:
+        raise ValueError(f"unknown outcome(s) {sorted(bad)}; valid: {', '.join(OUTCOMES)}")
+    learners = tuple(sorted({m[0] for m in matches} | {m[1] for m in matches}))
+    index = {name: k for k, name in enumerate(learners)}
+    count = len(matches)
+    a = np.fromiter((index[m[0]] for m in matches), dtype=np.int64, count=count)
+    b = np.fromiter((index[m[1]] for m in matches), dtype=np.int64, count=count)
+    code = np.fromiter((_CODE[m[2]] for m in matches), dtype=np.int64, count=count)
+    if np.any(a == b):
+        name = learners[int(a[np.argmax(a == b)])]
+        raise ValueError(f"a battle needs two different learners, got {name!r} twice")
+    return learners, a, b, code
+
+
+def elo(matches: Sequence[Match], settings: EloSettings | None = None) -> dict[str, float]:
+    """Online Elo over matches in time order; returns learner -> rating."""
+    return _elo(*_encode(matches), settings or EloSettings())
+
+
+def _elo(
+    learners: tuple[str, ...], a: np.ndarray, b: np.ndarray, code: np.ndarray, settings: EloSettings
+) -> dict[str, float]:
+    ratings = [settings.init] * len(learners)
+    score_a = (1.0, 0.0, 0.5)  # per outcome code
+    k, scale, base = settings.k, settings.scale, settings.base
+    for x, y, c in zip(a.tolist(), b.tolist(), code.tolist(), strict=True):
+        expected = 1.0 / (1.0 + base ** ((ratings[y] - ratings[x]) / scale))
+        delta = k * (score_a[c] - expected)
+        ratings[x] += delta
+        ratings[y] -= delta
+    return dict(zip(learners, ratings, strict=True))
+
+
+def battle_counts(matches: Sequence[Match]) -> dict[str, int]:
+    """How many battles each learner fought."""
+    return _battle_counts(pair_table(matches))
+
+
+def _battle_counts(table: PairTable) -> dict[str, int]:
+    n, games = len(table.learners), table.counts.sum(axis=1)
+    fought = np.bincount(table.i, games, minlength=n) + np.bincount(table.j, games, minlength=n)
+    return {name: int(count) for name, count in zip(table.learners, fought, strict=True)}
+
+
+def pair_table(matches: Sequence[Match]) -> PairTable:
+    """Aggregate matches into per-pair outcome counts (order of play no longer matters)."""
+    return _pair_table(*_encode(matches))
+
+
+def _pair_table(
+    learners: tuple[str, ...], a: np.ndarray, b: np.ndarray, code: np.ndarray
+) -> PairTable:
+    n = len(learners)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    # seen from the lower index: when a is the higher one, "a won" means "j won"
+    swapped = np.where((a > b) & (code < 2), 1 - code, code)
+    cells = np.bincount((low * n + high) * 3 + swapped, minlength=n * n * 3).reshape(n * n, 3)
+    pairs = np.flatnonzero(cells.sum(axis=1))
+    return PairTable(learners, pairs // n, pairs % n, cells[pairs])
+
+
+def win_rate_matrix(table: PairTable) -> np.ndarray:
+    """(n, n) share of battles the row learner won against the column one; ties count half."""
+    n = len(table.learners)
+    rate = np.full((n, n), np.nan)
+    won_i, won_j, ties = table.counts.T
+    games = table.counts.sum(axis=1)
+    rate[table.i, table.j] = (won_i + 0.5 * ties) / games
+    rate[table.j, table.i] = (won_j + 0.5 * ties) / games
+    return rate
+
+
+def _fit(table: PairTable, counts: np.ndarray, settings: BTSettings) -> np.ndarray:
+    """Log-strengths maximising the ridge-penalised BT likelihood for R count tables at once.
+
+    counts: (R, P, 3) outcome counts per pair; returns (R, n) natural-log strengths, mean 0.
+    Newton's method: the penalised log-likelihood is strictly concave and n is small.
+    """
+    rounds, n = counts.shape[0], len(table.learners)
+    pairs = np.arange(len(table.i))
+    incidence = np.zeros((len(pairs), n))  # (P, n): +1 at i, -1 at j
+    incidence[pairs, table.i], incidence[pairs, table.j] = 1.0, -1.0
+    points_i = counts[..., 0] + 0.5 * counts[..., 2]  # (R, P): ties are half a win each way
+    games = counts.sum(axis=-1)  # (R, P)
+    strengths = np.zeros((rounds, n))
+    for _ in range(settings.max_iter):
+        p_i = expit(strengths @ incidence.T)  # (R, P): chance that i beats j
+        gradient = (points_i - games * p_i) @ incidence - settings.l2 * strengths
+        weight = games * p_i * (1.0 - p_i)  # (R, P)
+        # negative Hessian: the weighted graph Laplacian plus the ridge; shape (R, n, n)
+        hessian = np.zeros((rounds, n, n))
+        hessian[:, table.i, table.j] = -weight
+        hessian[:, table.j, table.i] = -weight
+        hessian[:, np.arange(n), np.arange(n)] = weight @ np.abs(incidence) + settings.l2
+        step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
+        strengths += np.clip(step, -4.0, 4.0)  # damp the first steps on lopsided data
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return strengths
+
+
+def _to_elo_scale(
+    strengths: np.ndarray, learners: tuple[str, ...], settings: BTSettings, elo: EloSettings
+) -> np.ndarray:
+    """Log-strengths (..., n) to scores on the Elo scale, anchored as settings ask."""
+    # odds of base^(gap/scale): a natural-log gap d is d * scale / ln(base) rating points
+    scores = strengths * elo.scale / math.log(elo.base)
+    if settings.anchor_learner is None:
+        offset = scores.mean(axis=-1, keepdims=True)
+    elif settings.anchor_learner in learners:
+        offset = scores[..., [learners.index(settings.anchor_learner)]]
+    else:
+        raise ValueError(
+            f"unknown anchor learner {settings.anchor_learner!r}; valid: {', '.join(learners)}"
+        )
+    return scores - offset + settings.anchor
+
+
+def bradley_terry(
+    table: PairTable,
+    rounds: int = 100,
+    seed: int = 0,
+    settings: BTSettings | None = None,
+    elo_settings: EloSettings | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """BT scores on the Elo scale, (n,), and `rounds` bootstrap resamples of them, (rounds, n).
+
+    Bootstrapping rows with replacement gives multinomial counts over the (pair, outcome)
+    cells, so resampling the counts directly is the same bootstrap at O(pairs) per round.
+    """
+    settings, elo_settings = settings or BTSettings(), elo_settings or EloSettings()
+    if rounds < 1:
+        raise ValueError(f"bootstrap rounds must be at least 1, got {rounds}")
+    flat = table.counts.reshape(-1)
+    rng = np.random.default_rng(seed)
+    resampled = rng.multinomial(flat.sum(), flat / flat.sum(), size=rounds)
+    counts = np.concatenate([table.counts[None], resampled.reshape(rounds, -1, 3)])
+    strengths = _fit(table, counts, settings)
+    scores = _to_elo_scale(strengths, table.learners, settings, elo_settings)
+    return scores[0], scores[1:]
+
+
+def ranks(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """1 + the number of learners whose lower bound exceeds this one's upper bound."""
+    return 1 + (low[None, :] > high[:, None]).sum(axis=1)
+
+
+def leaderboard(
+    matches: Sequence[Match],
+    rounds: int = 100,
+    seed: int = 0,
+    settings: BTSettings | None = None,
+    elo_settings: EloSettings | None = None,
+) -> Leaderboard:
+    """The leaderboard of one kind of judge: Elo, BT score, interval, rank, battles, win rates."""
+    settings = settings or BTSettings()
+    matches = list(matches)
+    if not matches:
+        return Leaderboard(rows=(), learners=(), win_rate=np.zeros((0, 0)))
+    encoded = _encode(matches)
+    table = _pair_table(*encoded)
+    score, boot = bradley_terry(table, rounds, seed, settings, elo_settings)
+    tail = 50.0 * (1.0 - settings.confidence)
+    low, high = np.percentile(boot, [tail, 100.0 - tail], axis=0)
+    rank = ranks(low, high)
+    online = _elo(*encoded, elo_settings or EloSettings())
+    fought = _battle_counts(table)
+    order = sorted(range(len(table.learners)), key=lambda k: (rank[k], -score[k]))
+    rows = []
+    for k in order:
+        name = table.learners[k]
+        stats = (float(score[k]), float(low[k]), float(high[k]), int(rank[k]))
+        rows.append(Row(name, online[name], *stats, battles=fought[name]))
+    rates = win_rate_matrix(table)[np.ix_(order, order)]
+    log.info("leaderboard of %d learners from %d votes", len(rows), len(matches))
+    return Leaderboard(rows=tuple(rows), learners=tuple(r.learner for r in rows), win_rate=rates)

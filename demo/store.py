@@ -1,0 +1,449 @@
+"""Vote store: server-created battles and append-only votes, on SQLAlchemy Core.
+
+An embedded SQLite file (WAL mode) by default; the same code runs on PostgreSQL given a URL,
+so several app replicas can share one store. A battle takes at most one vote, enforced by a
+UNIQUE constraint in the database so it holds across threads, processes and replicas. Vote
+rows are never updated or deleted. Annotator ids arrive pseudonymous and are kept as given.
+
+    store = VoteStore.open("votes.db")
+    item = Item("blicket", ("She fed the <nonce> twice a day.",))
+    matchup = Matchup(item, "hice", "additive", "a small pet", "a tool", lm="gemma-3-270m")
+    battle = store.create_battle(matchup, annotator="anon-3f")
+    store.record_vote(battle.id, "a", annotator="anon-3f")
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, TextIO, get_args
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    Engine,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    insert,
+    literal,
+    make_url,
+    select,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+
+log = logging.getLogger(__name__)
+
+Judge = Literal["human", "auto"]
+VoteValue = Literal["a", "b", "tie", "both_bad"]
+ExportFormat = Literal["jsonl", "csv"]
+JUDGES: tuple[str, ...] = get_args(Judge)
+VOTE_VALUES: tuple[str, ...] = get_args(VoteValue)
+
+
+class VoteRefused(ValueError):
+    """A vote the store will not record: unknown battle, second vote, wrong annotator, bad value."""
+
+
+class StoreUnavailable(RuntimeError):
+    """The database cannot be reached or written (read-only, disk full, locked too long)."""
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """How the store talks to its database."""
+
+    # seconds a writer waits for SQLite's write lock before failing: concurrent votes queue up
+    busy_timeout_s: float = 30.0
+    # FULL fsyncs the WAL at every commit, so a recorded vote survives power loss as well as an
+    # app crash (NORMAL may drop the last commits on power loss); one fsync per vote is cheap
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = "FULL"
+
+
+@dataclass(frozen=True)
+class Item:
+    """The made-up word and the example sentences a learner saw."""
+
+    word: str
+    examples: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """What a battle shows: one item, two learners and their definitions under one LM."""
+
+    item: Item
+    learner_a: str
+    learner_b: str
+    output_a: str
+    output_b: str
+    lm: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Battle(Matchup):
+    """A matchup shown blind to one annotator; created server-side with an unguessable id."""
+
+    id: str
+    annotator: str
+    judge: Judge
+    created_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class Vote(Matchup):
+    """One recorded judgment, self-contained (it copies its battle's matchup)."""
+
+    battle_id: str
+    vote: VoteValue
+    annotator: str
+    judge: Judge
+    created_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutoVote(Matchup):
+    """A matchup and an automatic judge's verdict, written in bulk by the benchmarks."""
+
+    vote: VoteValue
+    annotator: str  # the automatic judge's name, e.g. "auto:bertscore"
+
+
+_metadata = MetaData()
+_SHARED = ("word", "examples", "learner_a", "learner_b", "output_a", "output_b", "lm")
+EXPORT_FIELDS = (
+    "battle_id",
+    "word",
+    "examples",
+    *_SHARED[2:],
+    "vote",
+    "annotator",
+    "judge",
+    "created_at",
+)
+
+
+def _shared_columns() -> list[Column[Any]]:
+    # examples is a JSON list of sentences
+    return [Column(name, Text, nullable=False) for name in _SHARED]
+
+
+battles = Table(
+    "battles",
+    _metadata,
+    Column("id", String(64), primary_key=True),
+    *_shared_columns(),
+    Column("annotator", Text, nullable=False),
+    Column("judge", String(8), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("judge IN ('human', 'auto')", name="battles_judge"),
+)
+votes = Table(
+    "votes",
+    _metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("battle_id", ForeignKey("battles.id"), nullable=False, unique=True),
+    *_shared_columns(),
+    Column("vote", String(8), nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("judge", String(8), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("vote IN ('a', 'b', 'tie', 'both_bad')", name="votes_vote"),
+    CheckConstraint("judge IN ('human', 'auto')", name="votes_judge"),
+)
+
+
+def _check(value: str, options: tuple[str, ...], what: str, error: type[ValueError]) -> None:
+    if value not in options:
+        raise error(f"unknown {what} {value!r}; valid: {', '.join(options)}")
+
+
+@contextmanager
+def _available(action: str) -> Iterator[None]:
+    """Turn the database's operational failures into one typed, human error."""
+    try:
+        yield
+    except OperationalError as err:
+        reason = str(err.orig).lower()
+        if "readonly" in reason or "read-only" in reason:
+            why = "the database is read-only"
+        elif "full" in reason or "no space" in reason:
+            why = "the disk is full"
+        elif "locked" in reason or "busy" in reason:
+            why = "the database stayed busy too long"
+        else:
+            why = f"the database failed ({err.orig})"
+        log.error("vote store cannot %s: %s", action, err.orig)
+        raise StoreUnavailable(f"The vote store cannot {action}: {why}.") from err
+
+
+def _utc(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes (every value was written in UTC); PostgreSQL hands
+    # back its session's time zone
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def _matchup_fields(row: Any) -> dict[str, Any]:
+    fields = {name: getattr(row, name) for name in _SHARED[2:]}
+    return {"item": Item(row.word, tuple(json.loads(row.examples))), **fields}
+
+
+def _row_to_vote(row: Any) -> Vote:
+    return Vote(
+        **_matchup_fields(row),
+        battle_id=row.battle_id,
+        vote=row.vote,
+        annotator=row.annotator,
+        judge=row.judge,
+        created_at=_utc(row.created_at),
+    )
+
+
+def _sqlite_engine(url: str, settings: StoreSettings) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": settings.busy_timeout_s})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        # busy_timeout first, so switching to WAL also waits for other writers
+        cursor.execute(f"PRAGMA busy_timeout = {int(settings.busy_timeout_s * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute(f"PRAGMA synchronous = {settings.sqlite_synchronous}")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    return engine
+
+
+def _create_tables(engine: Engine) -> None:
+    # two processes opening a fresh database may race to create tables; the loser retries once
+    try:
+        _metadata.create_all(engine)
+    except (OperationalError, ProgrammingError) as err:
+        log.info("retrying table creation after %s", err.orig)
+        _metadata.create_all(engine)
+
+
+class VoteStore:
+    """Battles and votes in one database; safe to share between threads."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, target: str | Path, settings: StoreSettings | None = None) -> VoteStore:
+        """Open (creating if needed) a store at a SQLite path or a database URL."""
+        settings = settings or StoreSettings()
+        text = str(target)
+        if "://" not in text:
+            path = Path(text).expanduser().resolve()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = f"sqlite:///{path}"
+        if make_url(text).get_backend_name() == "sqlite":
+            engine = _sqlite_engine(text, settings)
+        else:
+            engine = create_engine(text, pool_pre_ping=True)
+        with _available("open the database"):
+            _create_tables(engine)
+        log.info("vote store open at %s", make_url(text).render_as_string(hide_password=True))
+        return cls(engine)
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self.engine.dispose()
+
+    def create_battle(self, matchup: Matchup, annotator: str, judge: Judge = "human") -> Battle:
+        """Record a battle shown to `annotator`; its id is unguessable."""
+        _check(judge, JUDGES, "judge", ValueError)
+        battle = _new_battle(matchup, annotator, judge, datetime.now(timezone.utc))
+        with _available("save the battle"), self.engine.begin() as conn:
+            conn.execute(insert(battles), [_battle_row(battle)])
+        return battle
+
+    def record_vote(self, battle_id: str, vote: VoteValue, annotator: str) -> Vote:
+        """Append the one vote a battle may take; raise VoteRefused otherwise."""
+        _check(vote, VOTE_VALUES, "vote", VoteRefused)
+        now = datetime.now(timezone.utc)
+        copied = [battles.c[name] for name in _SHARED]
+        source = select(
+            battles.c.id,
+            *copied,
+            literal(vote),
+            battles.c.annotator,
+            battles.c.judge,
+            literal(now, DateTime(timezone=True)),
+        ).where(battles.c.id == battle_id, battles.c.annotator == annotator)
+        columns = ["battle_id", *_SHARED, "vote", "annotator", "judge", "created_at"]
+        # one INSERT ... SELECT: the first statement of the transaction is a write, so SQLite
+        # takes the write lock (waiting on busy_timeout) instead of upgrading a read snapshot
+        try:
+            with _available("record the vote"), self.engine.begin() as conn:
+                statement = insert(votes).from_select(columns, source).returning(*votes.c)
+                row = conn.execute(statement).one_or_none()  # None: no battle matched
+        except IntegrityError as err:
+            raise VoteRefused(f"battle {battle_id!r} already has a vote") from err
+        if row is None:
+            raise VoteRefused(self._why_not(battle_id))
+        return _row_to_vote(row)
+
+    def _why_not(self, battle_id: str) -> str:
+        battle = self.get_battle(battle_id)
+        if battle is None:
+            return f"unknown battle {battle_id!r}"
+        return f"battle {battle_id!r} was shown to another annotator"
+
+    def get_battle(self, battle_id: str) -> Battle | None:
+        """The battle with this id, or None."""
+        with _available("read battles"), self.engine.connect() as conn:
+            row = conn.execute(select(battles).where(battles.c.id == battle_id)).one_or_none()
+        if row is None:
+            return None
+        return Battle(
+            **_matchup_fields(row),
+            id=row.id,
+            annotator=row.annotator,
+            judge=row.judge,
+            created_at=_utc(row.created_at),
+        )
+
+    def record_auto_votes(self, records: Sequence[AutoVote]) -> int:
+        """Write battles and verdicts of an automatic judge in one transaction."""
+        for record in records:
+            _check(record.vote, VOTE_VALUES, "vote", VoteRefused)
+        now = datetime.now(timezone.utc)
+        battle_rows, vote_rows = [], []
+        for record in records:
+            battle = _new_battle(record, record.annotator, "auto", now)
+            row = _battle_row(battle)
+            battle_rows.append(row)
+            vote_rows.append({**_without(row, "id"), "battle_id": battle.id, "vote": record.vote})
+        with _available("record automatic votes"), self.engine.begin() as conn:
+            if battle_rows:
+                conn.execute(insert(battles), battle_rows)
+                conn.execute(insert(votes), vote_rows)
+        log.info("recorded %d automatic votes", len(records))
+        return len(records)
+
+    def votes(self, judge: Judge | None = None) -> list[Vote]:
+        """All votes in the order they were recorded, optionally of one kind of judge."""
+        query = select(votes).order_by(votes.c.id)
+        if judge is not None:
+            _check(judge, JUDGES, "judge", ValueError)
+            query = query.where(votes.c.judge == judge)
+        with _available("read votes"), self.engine.connect() as conn:
+            return [_row_to_vote(row) for row in conn.execute(query)]
+
+    def count_votes(self, judge: Judge | None = None) -> int:
+        """How many votes are stored, optionally of one kind of judge."""
+        query = select(func.count()).select_from(votes)
+        if judge is not None:
+            _check(judge, JUDGES, "judge", ValueError)
+            query = query.where(votes.c.judge == judge)
+        with _available("count votes"), self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def export(
+        self, dest: str | Path | TextIO, fmt: ExportFormat = "jsonl", judge: Judge | None = None
+    ) -> int:
+        """Write votes as JSONL or CSV to a path chosen by the caller, or an open text file."""
+        _check(fmt, get_args(ExportFormat), "export format", ValueError)
+        records = [vote_record(vote) for vote in self.votes(judge)]
+        if isinstance(dest, (str, Path)):
+            with open(dest, "w", encoding="utf-8", newline="") as file:
+                _write(records, file, fmt)
+        else:
+            _write(records, dest, fmt)
+        return len(records)
+
+    def export_hf_dataset(self, folder: str | Path, judge: Judge | None = None) -> Path:
+        """Write a Hugging Face dataset folder: data/votes.jsonl and a README.md dataset card."""
+        root = Path(folder)
+        (root / "data").mkdir(parents=True, exist_ok=True)
+        count = self.export(root / "data" / "votes.jsonl", "jsonl", judge)
+        (root / "README.md").write_text(_dataset_card(count, judge), encoding="utf-8")
+        return root
+
+
+def _new_battle(matchup: Matchup, annotator: str, judge: Judge, now: datetime) -> Battle:
+    if matchup.learner_a == matchup.learner_b:
+        raise ValueError(f"a battle needs two different learners, got {matchup.learner_a!r} twice")
+    fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:])}
+    token = secrets.token_urlsafe(16)
+    return Battle(**fields, id=token, annotator=annotator, judge=judge, created_at=now)
+
+
+def _without(mapping: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in mapping.items() if k not in keys}
+
+
+def _battle_row(battle: Battle) -> dict[str, Any]:
+    row = _without(asdict(battle), "item")
+    row["word"] = battle.item.word
+    row["examples"] = json.dumps(list(battle.item.examples), ensure_ascii=False)
+    return row
+
+
+def vote_record(vote: Vote) -> dict[str, Any]:
+    """A vote as a flat JSON-ready dict (the export schema)."""
+    record: dict[str, Any] = {"battle_id": vote.battle_id, "word": vote.item.word}
+    record["examples"] = list(vote.item.examples)
+    record |= {name: getattr(vote, name) for name in EXPORT_FIELDS[3:]}
+    record["created_at"] = vote.created_at.isoformat()
+    return record
+
+
+def _write(records: list[dict[str, Any]], file: TextIO, fmt: ExportFormat) -> None:
+    if fmt == "jsonl":
+        for record in records:
+            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(file, fieldnames=EXPORT_FIELDS)
+    writer.writeheader()
+    for record in records:
+        writer.writerow({**record, "examples": json.dumps(record["examples"], ensure_ascii=False)})
+
+
+def _dataset_card(count: int, judge: Judge | None) -> str:
+    judges = judge or "human and automatic"
+    return (
+        "---\n"
+        "pretty_name: Nonce Arena votes\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        "  - split: train\n"
+        "    path: data/votes.jsonl\n"
+        "---\n\n"
+        "# Nonce Arena votes\n\n"
+        f"{count} blind pairwise judgments ({judges} judges) of definitions that learners gave\n"
+        "for made-up words. Each row: battle_id, word, examples, learner_a, learner_b, output_a,\n"
+        "output_b, lm, vote (a | b | tie | both_bad), annotator, judge, created_at (UTC).\n"
+        "Annotator ids are pseudonymous.\n"
+    )
+
+
+def safe_export_name(name: str) -> str:
+    """Return `name` if it is a plain file name; reject separators, '..' and control chars."""
+    if not name or name in (".", ".."):
+        raise ValueError(f"export name {name!r} is empty or a directory reference")
+    if "/" in name or "\\" in name or ".." in name:
+        raise ValueError(f"export name {name!r} may not contain '/', '\\' or '..'")
+    if any(ord(char) < 32 or ord(char) == 127 for char in name):
+        raise ValueError(f"export name {name!r} contains control characters")
+    return name

@@ -1,0 +1,152 @@
+"""Ratings against hand-worked answers and synthetic votes with known strengths."""
+
+import math
+
+import numpy as np
+import pytest
+
+from demo import ratings
+from demo.ratings import BTSettings, EloSettings
+
+
+def _synthetic(strengths: dict[str, float], votes: int, seed: int) -> list[ratings.Match]:
+    """Votes drawn from a BT model with the given Elo-scale strengths, no ties."""
+    rng = np.random.default_rng(seed)
+    names = list(strengths)
+    a = rng.integers(0, len(names), votes)
+    b = (a + rng.integers(1, len(names), votes)) % len(names)
+    gap = np.array([strengths[names[x]] - strengths[names[y]] for x, y in zip(a, b, strict=True)])
+    a_wins = rng.random(votes) < 1.0 / (1.0 + 10.0 ** (-gap / 400.0))
+    return [
+        (names[x], names[y], "a" if won else "b") for x, y, won in zip(a, b, a_wins, strict=True)
+    ]
+
+
+def test_one_win_between_equals_moves_both_by_half_k() -> None:
+    assert ratings.elo([("x", "y", "a")]) == {"x": 1002.0, "y": 998.0}
+    assert ratings.elo([("x", "y", "b")]) == {"x": 998.0, "y": 1002.0}
+
+
+def test_tie_between_equals_changes_nothing() -> None:
+    assert ratings.elo([("x", "y", "tie")]) == {"x": 1000.0, "y": 1000.0}
+
+
+def test_second_game_uses_updated_ratings() -> None:
+    # after 1002/998, x is expected to score 1/(1+10^(-4/400)); losing costs 4 times that
+    expected = 1.0 / (1.0 + 10.0 ** (-4.0 / 400.0))
+    result = ratings.elo([("x", "y", "a"), ("x", "y", "b")])
+    assert result["x"] == pytest.approx(1002.0 - 4.0 * expected)
+    assert result["x"] + result["y"] == pytest.approx(2000.0)
+
+
+def test_elo_settings_change_the_step() -> None:
+    assert ratings.elo([("x", "y", "a")], EloSettings(k=32.0))["x"] == 1016.0
+
+
+def test_both_bad_counts_as_a_tie() -> None:
+    history = [("x", "y", "a"), ("y", "z", "b"), ("x", "z", "tie")]
+    bad = [("x", "y", "a"), ("y", "z", "b"), ("x", "z", "both_bad")]
+    assert ratings.elo(bad) == ratings.elo(history)
+    assert ratings.leaderboard(bad).rows == ratings.leaderboard(history).rows
+
+
+def test_unknown_outcome_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="'draw'.*a, b, tie, both_bad"):
+        ratings.elo([("x", "y", "draw")])
+
+
+def test_self_battle_is_refused() -> None:
+    with pytest.raises(ValueError, match="'x' twice"):
+        ratings.pair_table([("x", "x", "a")])
+
+
+def test_pair_table_orients_each_pair_from_its_lower_name() -> None:
+    table = ratings.pair_table([("y", "x", "a"), ("x", "y", "a"), ("y", "x", "tie")])
+    assert table.learners == ("x", "y")
+    assert table.counts.tolist() == [[1, 1, 1]]
+
+
+def test_bt_of_a_balanced_record_is_even() -> None:
+    table = ratings.pair_table([("x", "y", "a"), ("x", "y", "b"), ("x", "y", "tie")])
+    score, _ = ratings.bradley_terry(table, rounds=10)
+    assert score == pytest.approx([1000.0, 1000.0], abs=1e-6)
+
+
+def test_bt_matches_the_closed_form_for_two_learners() -> None:
+    # 3 wins to 1: the MLE odds are 3, i.e. a gap of 400 log10(3) split around the mean 1000
+    table = ratings.pair_table([("x", "y", "a")] * 3 + [("x", "y", "b")])
+    score, _ = ratings.bradley_terry(table, rounds=10)
+    half_gap = 200.0 * math.log10(3.0)
+    assert score == pytest.approx([1000.0 + half_gap, 1000.0 - half_gap], abs=0.05)
+
+
+def test_bt_recovers_known_strengths() -> None:
+    truth = {"p": 1150.0, "q": 1050.0, "r": 1000.0, "s": 800.0}
+    table = ratings.pair_table(_synthetic(truth, 40_000, seed=1))
+    score, _ = ratings.bradley_terry(table, rounds=10)
+    mean = np.mean(list(truth.values()))
+    expected = [truth[name] - mean + 1000.0 for name in table.learners]
+    assert score == pytest.approx(expected, abs=10.0)
+
+
+def test_anchor_learner_sits_at_the_anchor() -> None:
+    table = ratings.pair_table(_synthetic({"p": 1100.0, "q": 1000.0}, 2_000, seed=2))
+    score, boot = ratings.bradley_terry(table, rounds=5, settings=BTSettings(anchor_learner="q"))
+    assert score[1] == pytest.approx(1000.0) and np.allclose(boot[:, 1], 1000.0)
+    with pytest.raises(ValueError, match="'zz'.*p, q"):
+        ratings.bradley_terry(table, rounds=5, settings=BTSettings(anchor_learner="zz"))
+
+
+def test_a_learner_that_won_everything_gets_a_finite_score() -> None:
+    score, boot = ratings.bradley_terry(ratings.pair_table([("x", "y", "a")] * 20), rounds=10)
+    assert np.all(np.isfinite(score)) and np.all(np.isfinite(boot)) and score[0] > score[1]
+
+
+def test_bootstrap_is_reproducible_with_its_seed() -> None:
+    table = ratings.pair_table(_synthetic({"p": 1050.0, "q": 1000.0, "r": 950.0}, 500, seed=3))
+    first = ratings.bradley_terry(table, rounds=20, seed=7)[1]
+    assert np.array_equal(first, ratings.bradley_terry(table, rounds=20, seed=7)[1])
+    assert not np.array_equal(first, ratings.bradley_terry(table, rounds=20, seed=8)[1])
+
+
+def test_ranks_count_learners_clearly_above() -> None:
+    # intervals [10, 20], [5, 12], [4, 8], [-10, 0]: the third lies wholly below the first only
+    low, high = np.array([10.0, 5.0, 4.0, -10.0]), np.array([20.0, 12.0, 8.0, 0.0])
+    assert ratings.ranks(low, high).tolist() == [1, 1, 2, 4]
+
+
+def test_dominance_ordering_ranks_one_two_three() -> None:
+    votes = _synthetic({"best": 1300.0, "mid": 1000.0, "worst": 700.0}, 3_000, seed=4)
+    board = ratings.leaderboard(votes, rounds=100, seed=0)
+    assert [row.learner for row in board.rows] == ["best", "mid", "worst"]
+    assert [row.rank for row in board.rows] == [1, 2, 3]
+    assert all(row.ci_low <= row.score <= row.ci_high for row in board.rows)
+    assert sum(row.battles for row in board.rows) == 2 * len(votes)
+    assert np.mean([row.score for row in board.rows]) == pytest.approx(1000.0)
+
+
+def test_overlapping_intervals_share_a_rank() -> None:
+    votes = [("x", "y", "a"), ("x", "y", "b"), ("y", "x", "a")] * 3
+    board = ratings.leaderboard(votes, rounds=50)
+    assert [row.rank for row in board.rows] == [1, 1]
+
+
+def test_win_rate_matrix_counts_ties_half() -> None:
+    votes = [("x", "y", "a"), ("x", "y", "a"), ("y", "x", "tie"), ("x", "y", "b"), ("x", "z", "a")]
+    board = ratings.leaderboard(votes, rounds=10)
+    order = {name: k for k, name in enumerate(board.learners)}
+    rate = board.win_rate
+    assert rate[order["x"], order["y"]] == pytest.approx(2.5 / 4)
+    assert rate[order["y"], order["x"]] == pytest.approx(1.5 / 4)
+    assert rate[order["x"], order["z"]] == 1.0
+    assert math.isnan(rate[order["y"], order["z"]]) and math.isnan(rate[order["x"], order["x"]])
+
+
+def test_battle_counts() -> None:
+    votes = [("x", "y", "a"), ("y", "z", "tie"), ("x", "z", "both_bad")]
+    assert ratings.battle_counts(votes) == {"x": 2, "y": 2, "z": 2}
+
+
+def test_empty_leaderboard() -> None:
+    board = ratings.leaderboard([])
+    assert board.rows == () and board.win_rate.shape == (0, 0)
