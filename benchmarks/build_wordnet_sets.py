@@ -1,0 +1,251 @@
+"""Build the DefGen and Cloze development sets and the word-level split from WordNet 3.0
+alone (tasks after CoLLEGe, Teehan, Lake & Ren 2024): `python -m benchmarks.build_wordnet_sets`.
+
+How the sets are made (deterministic: fixed seed, WordNet's own order, sorted pools):
+
+1. Usages. For every noun, verb and adjective synset, each WordNet example sentence is
+   a usage of a synset lemma when one of its word tokens has that lemma as its Morphy
+   base form for the synset's part of speech ("geese" → goose, "barked" → bark). The
+   word is masked at every such token; a usage is dropped if, once masked, the word still
+   shows (a derived or hyphenated form, e.g. "happily" for happy, "dog-eared" for dog).
+2. Eligible words: lowercase alphabetic single-word lemmas of ≥ 3 letters, ≤ 10 senses
+   in that part of speech, SemCor tag count ≥ 2 over those senses ("reasonably common"),
+   ≥ 3 usages of which ≥ 1 is of the first (most frequent) sense, and a first-sense gloss
+   that does not contain the word. A word is taken in its most frequent part of speech only.
+3. DefGen (`defgen.dev.jsonl`): 80 nouns, 60 verbs, 60 adjectives drawn by the seeded
+   shuffle. examples = up to 3 usages with "<nonce>" in place of the word, first-sense
+   usages first (k-shot runs use the first k); definition = the first-sense gloss.
+4. Cloze (`cloze.dev.jsonl`): 60 + 45 + 45 further words (none shared with DefGen) as
+   targets. Each item blanks ("___") the longest usage of its target; the five candidates are
+   the target and 4 other cloze targets of the same part of speech sharing no synset
+   with it, each shown by 1-3 of its own other usages with "<nonce>"; shuffled.
+5. Split (`split.json`): every DefGen and Cloze word. Together with the Chimera probes
+   and Definitional Nonce gold words (`benchmarks.data.excluded_words()`) these are the
+   words no training (e.g. a CoLLEGe generator) may use.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from backends import lexicon
+from benchmarks.data import (
+    BLANK,
+    NONCE,
+    SETS_DIR,
+    ClozeCandidate,
+    ClozeItem,
+    DefGenItem,
+    write_jsonl,
+)
+
+log = logging.getLogger(__name__)
+
+SEED = 0  # one seed for every draw, so a rebuild gives the same files
+POS_QUOTAS = {"n": (80, 60), "v": (60, 45), "a": (60, 45)}  # part of speech → (DefGen, Cloze)
+MAX_SHOTS = 3  # examples kept per DefGen item and per Cloze candidate
+N_CANDIDATES = 5  # target + 4 distractors, as in GRE-style sentence completion
+MIN_USAGES = 3  # DefGen: 3-shot; Cloze: 1 blanked + 2 shown
+MIN_COUNT = 2  # SemCor tag count summed over the word's senses in that part of speech
+MAX_SENSES = 10  # leaves out "be", "have", "make" and the like
+
+_TOKEN = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One WordNet example sentence using `word` (sense `synset`), masked as a template."""
+
+    word: str
+    synset: str
+    template: str  # the sentence with the word's tokens replaced by "{}"
+
+
+Pool = dict[str, list[Usage]]  # word → its usages in sense order
+
+
+@cache
+def base_form(token: str, pos: str) -> str | None:
+    """The token's WordNet base form for `pos` (Morphy), or None."""
+    return lexicon.wordnet().morphy(token.lower(), pos)
+
+
+def shows_word(text: str, word: str, pos: str) -> bool:
+    """Whether `text` contains `word` inflected, or a form sharing its stem ("happily")."""
+    stem = word[: max(4, len(word) - 1)] if len(word) >= 4 else None
+    for token in _TOKEN.findall(text.lower()):
+        if token == word or base_form(token, pos) == word:
+            return True
+        if stem is not None and token.startswith(stem):
+            return True
+    return False
+
+
+def template(sentence: str, word: str, pos: str) -> str | None:
+    """`sentence` with each token whose base form is `word` replaced by "{}"; None when
+    the word does not occur or still shows after masking."""
+
+    def mask(match: re.Match[str]) -> str:
+        token = match.group()
+        hit = token.lower() == word or base_form(token, pos) == word
+        return "{}" if hit else token
+
+    masked = re.sub(r"(?<![\w-])[A-Za-z]+(?![\w-])", mask, sentence.replace("{", "("))
+    if "{}" not in masked or shows_word(masked.replace("{}", " "), word, pos):
+        return None
+    return masked
+
+
+def find_usages(pos: str) -> dict[str, list[Usage]]:
+    """Every usage of every single-word lemma in WordNet's examples for `pos`."""
+    usages: dict[str, list[Usage]] = defaultdict(list)
+    for synset in lexicon.wordnet().all_synsets(pos):
+        names = {lemma.name() for lemma in synset.lemmas() if lemma.name().isalpha()}
+        for sentence in synset.examples():
+            for word in sorted(names):
+                masked = template(sentence, word, pos)
+                if masked is not None:
+                    usages[word].append(Usage(word, synset.name(), masked))
+    return usages
+
+
+def first_sense_pos(word: str) -> str | None:
+    """The part of speech (n, v, a) of the word's most frequent sense."""
+    senses = lexicon.senses(word)
+    pos = senses[0].synset().pos() if senses else None
+    return "a" if pos == "s" else pos
+
+
+def is_eligible(word: str, pos: str, usages: list[Usage]) -> bool:
+    """The rules of step 2 in the module docstring."""
+    if not (word.isalpha() and word.islower() and len(word) >= 3):
+        return False
+    if len(usages) < MIN_USAGES or first_sense_pos(word) != pos:
+        return False
+    first = lexicon.wordnet().synsets(word, pos)[0].name()
+    if not any(usage.synset == first for usage in usages):  # 1-shot must show the defined sense
+        return False
+    lemmas = lexicon.wordnet().lemmas(word, pos)
+    if not 0 < len(lemmas) <= MAX_SENSES or sum(lemma.count() for lemma in lemmas) < MIN_COUNT:
+        return False
+    return not shows_word(definition(word, pos), word, pos)
+
+
+def definition(word: str, pos: str) -> str:
+    """The gloss of the word's first (most frequent) sense in `pos`."""
+    return lexicon.wordnet().synsets(word, pos)[0].definition()
+
+
+def ordered(word: str, pos: str, usages: list[Usage]) -> list[Usage]:
+    """Usages in WordNet's sense order (most frequent first), one per sentence."""
+    rank = {s.name(): i for i, s in enumerate(lexicon.wordnet().synsets(word, pos))}
+    unique = {u.template: u for u in usages}.values()
+    return sorted(unique, key=lambda u: rank.get(u.synset, len(rank)))
+
+
+def fill(usage: Usage, marker: str) -> str:
+    """The usage's sentence with `marker` in place of the word."""
+    return usage.template.replace("{}", marker)
+
+
+def build_defgen(pool: Pool, pos: str) -> list[DefGenItem]:
+    """DefGen items for the words of `pool` (word → its sense-ordered usages)."""
+    return [
+        DefGenItem(word, [fill(u, NONCE) for u in usages[:MAX_SHOTS]], definition(word, pos))
+        for word, usages in pool.items()
+    ]
+
+
+def shares_synset(a: str, b: str, pos: str) -> bool:
+    """Whether two words are synonyms in some sense (then both would fit the blank)."""
+    synsets = lexicon.wordnet().synsets
+    return bool(set(synsets(a, pos)) & set(synsets(b, pos)))
+
+
+def blank_and_shown(usages: list[Usage]) -> tuple[Usage, list[Usage]]:
+    """The usage to blank (the longest, so the gap has the most context; the earliest of
+    equals) and the usages to show (the others, in sense order)."""
+    blanked = max(usages, key=lambda u: len(u.template.split()))
+    return blanked, [u for u in usages if u is not blanked]
+
+
+def build_cloze(pool: Pool, pos: str, rng: random.Random) -> list[ClozeItem]:
+    """One Cloze item per target of `pool`, distractors drawn from the same pool."""
+    items = []
+    for target, usages in pool.items():
+        blanked, shown = blank_and_shown(usages)
+        others = [w for w in pool if w != target and not shares_synset(w, target, pos)]
+        words = [target, *rng.sample(others, N_CANDIDATES - 1)]
+        rng.shuffle(words)
+        candidates = []
+        for word in words:
+            own = shown if word == target else pool[word]
+            examples = [fill(u, NONCE) for u in own[:MAX_SHOTS] if u.template != blanked.template]
+            candidates.append(ClozeCandidate(word, examples))
+        items.append(ClozeItem(fill(blanked, BLANK), candidates, words.index(target)))
+    return items
+
+
+def draw_words(pos: str, rng: random.Random, quotas: tuple[int, int]) -> tuple[Pool, Pool]:
+    """Eligible words of `pos`, seeded-shuffled, split into DefGen and Cloze pools."""
+    usages = find_usages(pos)
+    eligible = sorted(w for w, us in usages.items() if is_eligible(w, pos, us))
+    log.info("%s: %d words with usages, %d eligible", pos, len(usages), len(eligible))
+    rng.shuffle(eligible)
+    n_defgen, n_cloze = quotas
+    if len(eligible) < n_defgen + n_cloze:
+        raise RuntimeError(f"only {len(eligible)} eligible {pos} words, need {n_defgen + n_cloze}")
+    ordered_usages = {w: ordered(w, pos, usages[w]) for w in eligible[: n_defgen + n_cloze]}
+    words = list(ordered_usages)
+    return (
+        {w: ordered_usages[w] for w in words[:n_defgen]},
+        {w: ordered_usages[w] for w in words[n_defgen:]},
+    )
+
+
+def build(out_dir: Path = SETS_DIR, seed: int = SEED) -> dict[str, int]:
+    """Write defgen.dev.jsonl, cloze.dev.jsonl and split.json into `out_dir`; return sizes."""
+    rng = random.Random(seed)
+    defgen: list[DefGenItem] = []
+    cloze: list[ClozeItem] = []
+    for pos, quotas in POS_QUOTAS.items():
+        defgen_pool, cloze_pool = draw_words(pos, rng, quotas)
+        defgen += build_defgen(defgen_pool, pos)
+        cloze += build_cloze(cloze_pool, pos, rng)
+    write_jsonl(out_dir / "defgen.dev.jsonl", defgen)
+    write_jsonl(out_dir / "cloze.dev.jsonl", cloze)
+    words = {item.word for item in defgen}
+    words |= {c.word for item in cloze for c in item.candidates}
+    write_split(out_dir / "split.json", words)
+    return {"defgen": len(defgen), "cloze": len(cloze), "eval_words": len(words)}
+
+
+def write_split(path: Path, words: set[str]) -> None:
+    """The word-level split: words that evaluation uses and training must not."""
+    split = {
+        "eval_words": sorted(words),
+        "note": (
+            "Words of the WordNet DefGen and Cloze dev sets (benchmarks/build_wordnet_sets.py). "
+            "No training may use them; benchmarks.data.excluded_words() adds the Chimera "
+            "probes and Definitional Nonce gold words of shared/data."
+        ),
+    }
+    path.write_text(json.dumps(split, indent=1) + "\n", encoding="utf-8")
+
+
+def main() -> None:
+    """CLI entry point: build the sets and print their sizes."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    sizes = build()
+    print(f"wrote {SETS_DIR}: {sizes}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Benchmark metrics as tiny pure functions: Spearman ρ (Spearman 1904), reciprocal rank
+and MRR (Voorhees 1999), ROUGE-L (Lin 2004) and accuracy.
+
+Each takes plain Python values and returns a float, so the task code stays declarative
+and the numbers can be checked by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from statistics import median
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks of `values` (smallest = 1); tied values share their mean rank.
+
+    The "fractional ranking" Spearman's ρ uses with ties: [10, 20, 20, 30] → [1, 2.5, 2.5, 4].
+    """
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            ranks[order[k]] = (start + end) / 2 + 1  # mean of ranks start+1 .. end+1
+        start = end + 1
+    return ranks
+
+
+def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Pearson's r; nan when either side is constant (the correlation is undefined)."""
+    if len(xs) != len(ys):
+        raise ValueError(f"pearson needs equal lengths, got {len(xs)} and {len(ys)}")
+    n = len(xs)
+    if n < 2:
+        return math.nan
+    mx, my = sum(xs) / n, sum(ys) / n
+    dx = [x - mx for x in xs]
+    dy = [y - my for y in ys]
+    sxx, syy = sum(d * d for d in dx), sum(d * d for d in dy)
+    if sxx == 0 or syy == 0:
+        return math.nan
+    return sum(a * b for a, b in zip(dx, dy, strict=True)) / math.sqrt(sxx * syy)
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation ρ (Spearman 1904): Pearson's r of the tie-averaged ranks.
+
+    nan when either side is constant or contains nan, as ρ is undefined there
+    (average over items with `nanmean`-style skipping).
+    """
+    if any(math.isnan(v) for v in (*xs, *ys)):
+        return math.nan
+    return pearson(average_ranks(xs), average_ranks(ys))
+
+
+def rank_of(gold_score: float, candidate_scores: Sequence[float]) -> int:
+    """1-based rank of the gold: 1 + number of candidates scoring strictly higher.
+
+    Ties are resolved in the gold's favour (optimistic rank), as a candidate with the
+    same score is not ranked above it. `candidate_scores` should exclude the gold itself.
+    """
+    return 1 + sum(1 for score in candidate_scores if score > gold_score)
+
+
+def reciprocal_rank(rank: int) -> float:
+    """1 / rank for a 1-based rank (Voorhees 1999, the TREC-8 QA track)."""
+    if rank < 1:
+        raise ValueError(f"rank must be 1-based (>= 1), got {rank}")
+    return 1.0 / rank
+
+
+def mrr(ranks: Sequence[int]) -> float:
+    """Mean reciprocal rank (Voorhees 1999) of 1-based ranks; nan for no ranks."""
+    if not ranks:
+        return math.nan
+    return sum(reciprocal_rank(rank) for rank in ranks) / len(ranks)
+
+
+def median_rank(ranks: Sequence[int]) -> float:
+    """Median of 1-based ranks (Herbelot & Baroni 2017 report it beside MRR); nan if empty."""
+    if not ranks:
+        return math.nan
+    return float(median(ranks))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased word tokens (runs of letters, digits, underscore); punctuation dropped."""
+    return _WORD.findall(text.lower())
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists (dynamic programming)."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b, start=1):
+            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def rouge_l(reference: str, candidate: str, beta: float = 1.0) -> float:
+    """ROUGE-L F-measure (Lin 2004, §3.1) over lowercased word tokens.
+
+    R = LCS/|reference|, P = LCS/|candidate|, F = (1+β²)RP / (R + β²P); β = 1 gives
+    the harmonic mean, as in the usual `rouge-score` "rougeL" F1. 0 when either is empty.
+    """
+    ref, cand = tokens(reference), tokens(candidate)
+    lcs = lcs_length(ref, cand)
+    if lcs == 0:
+        return 0.0
+    recall, precision = lcs / len(ref), lcs / len(cand)
+    return (1 + beta**2) * recall * precision / (recall + beta**2 * precision)
+
+
+def accuracy(golds: Sequence[object], preds: Sequence[object]) -> float:
+    """Fraction of positions where the prediction equals the gold; nan for no items."""
+    if len(golds) != len(preds):
+        raise ValueError(f"accuracy needs equal lengths, got {len(golds)} and {len(preds)}")
+    if not golds:
+        return math.nan
+    return sum(g == p for g, p in zip(golds, preds, strict=True)) / len(golds)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def first_sentence(text: str) -> str:
+    """The text up to its first sentence end ('.', '!' or '?' then space, or a newline).
+
+    DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et al. 2024).
+    """
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()

@@ -1,0 +1,71 @@
+"""The offline WordNet lexicon built from Debian's wordnet-base files."""
+
+import pytest
+
+from backends import lexicon
+
+pytestmark = pytest.mark.skipif(
+    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
+)
+
+
+def test_lexnames_is_wordnets_list():
+    lines = lexicon.LEXNAMES.splitlines()
+    assert len(lines) == 45
+    assert lines[0] == "00\tadj.all\t3"
+    assert lines[3] == "03\tnoun.Tops\t1"
+    assert lines[44] == "44\tadj.ppl\t3"
+
+
+def test_reader_reads_lexnames():
+    wn = lexicon.wordnet()
+    assert wn.get_version() == "3.0"
+    assert wn.synset("dog.n.01").lexname() == "noun.animal"
+    assert wn.synset("run.v.01").lexname() == "verb.motion"
+
+
+def test_build_is_idempotent(tmp_path):
+    root = lexicon.build_nltk_wordnet(root=tmp_path / "nltk_data")
+    files = sorted(p.name for p in (root / "corpora" / "wordnet").iterdir())
+    assert "lexnames" in files and "data.noun" in files
+    assert lexicon.build_nltk_wordnet(root=tmp_path / "nltk_data") == root
+    assert sorted(p.name for p in (root / "corpora" / "wordnet").iterdir()) == files
+
+
+def test_missing_files_name_the_apt_command(tmp_path):
+    with pytest.raises(RuntimeError, match="apt-get install wordnet-base"):
+        lexicon.build_nltk_wordnet(source=tmp_path, root=tmp_path / "nltk_data")
+
+
+def test_cache_dir_reads_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("NONCE_CACHE_DIR", str(tmp_path))
+    assert lexicon.cache_dir() == tmp_path
+
+
+def test_lemmatize():
+    assert lexicon.lemmatize("geese") == "goose"
+    assert lexicon.lemmatize("Dogs") == "dog"
+    assert lexicon.lemmatize("barked") == "bark"
+    assert lexicon.lemmatize("blorptastic") == "blorptastic"
+
+
+def test_glosses_most_frequent_first():
+    dog = lexicon.glosses("dog")
+    assert 0 < len(dog) <= 3
+    assert "Canis" in dog[0]
+    assert lexicon.glosses("geese", max_senses=1)[0].startswith("web-footed")
+    assert lexicon.glosses("blorptastic") == []
+
+
+def test_examples():
+    assert "the dog barked all night" in lexicon.examples("dog")
+
+
+def test_single_word_lemmas():
+    words = lexicon.single_word_lemmas()
+    assert len(words) > 50_000
+    assert words == sorted(set(words))
+    assert "dog" in words and "goose" in words
+    assert not any("_" in w or "-" in w or any(c.isdigit() for c in w) for w in words)
+    assert all(w == w.lower() for w in words)

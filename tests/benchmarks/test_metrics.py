@@ -1,0 +1,111 @@
+"""Benchmark metrics against hand-worked answers."""
+
+import math
+
+import pytest
+
+from benchmarks.metrics import (
+    accuracy,
+    average_ranks,
+    first_sentence,
+    lcs_length,
+    median_rank,
+    mrr,
+    rank_of,
+    reciprocal_rank,
+    rouge_l,
+    spearman,
+)
+
+
+def test_spearman_perfect_and_reversed():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [40, 30, 20, 10]) == pytest.approx(-1.0)
+
+
+def test_spearman_is_rank_based():
+    # monotone but not linear: still a perfect rank agreement
+    assert spearman([1, 2, 3, 4], [1, 8, 27, 1000]) == pytest.approx(1.0)
+
+
+def test_spearman_with_ties_by_hand():
+    # ranks x: [1, 2.5, 2.5, 4], y: [1, 2, 3, 4]; means 2.5
+    # deviations x: [-1.5, 0, 0, 1.5], y: [-1.5, -0.5, 0.5, 1.5]
+    # sum xy = 4.5; sum xx = 4.5; sum yy = 5 → ρ = 4.5 / sqrt(22.5)
+    assert spearman([1, 2, 2, 3], [1, 2, 3, 4]) == pytest.approx(4.5 / math.sqrt(22.5))
+
+
+def test_spearman_undefined_is_nan():
+    assert math.isnan(spearman([1, 1, 1], [1, 2, 3]))
+    assert math.isnan(spearman([1, 2, 3], [5, 5, 5]))
+    assert math.isnan(spearman([1, float("nan"), 3], [1, 2, 3]))
+    assert math.isnan(spearman([1], [2]))
+
+
+def test_spearman_length_mismatch_raises():
+    with pytest.raises(ValueError, match="equal lengths"):
+        spearman([1, 2], [1, 2, 3])
+
+
+def test_average_ranks_ties():
+    assert average_ranks([10, 20, 20, 30]) == [1, 2.5, 2.5, 4]
+    assert average_ranks([3, 1, 2]) == [3, 1, 2]
+    assert average_ranks([5, 5, 5]) == [2, 2, 2]
+
+
+def test_rank_of_and_reciprocal_rank():
+    # two candidates score higher than the gold → rank 3, RR 1/3
+    assert rank_of(0.5, [0.9, 0.7, 0.1, 0.4]) == 3
+    assert reciprocal_rank(rank_of(0.5, [0.9, 0.7, 0.1, 0.4])) == pytest.approx(1 / 3)
+    assert rank_of(1.0, []) == 1
+
+
+def test_rank_of_ties_favour_the_gold():
+    assert rank_of(0.5, [0.5, 0.5, 0.9]) == 2
+
+
+def test_reciprocal_rank_rejects_zero():
+    with pytest.raises(ValueError, match="1-based"):
+        reciprocal_rank(0)
+
+
+def test_mrr_and_median_rank():
+    assert mrr([1, 2, 4]) == pytest.approx((1 + 0.5 + 0.25) / 3)
+    assert median_rank([1, 2, 4]) == 2
+    assert median_rank([1, 2, 4, 10]) == 3
+    assert math.isnan(mrr([]))
+    assert math.isnan(median_rank([]))
+
+
+def test_lcs_length():
+    assert lcs_length("abcbdab", "bdcaba") == 4
+    assert lcs_length([], ["a"]) == 0
+
+
+def test_rouge_l_hand_computed():
+    # Lin 2004's example: reference "police killed the gunman",
+    # candidate "police kill the gunman": LCS = "police the gunman" = 3 → R = P = 3/4
+    assert rouge_l("police killed the gunman", "police kill the gunman") == pytest.approx(0.75)
+    # reference 6 tokens, candidate 4, LCS "the cat on mat" = 4 → R 4/6, P 1, F = 0.8
+    assert rouge_l("The cat sat on the mat.", "the cat on mat") == pytest.approx(0.8)
+
+
+def test_rouge_l_edge_cases():
+    assert rouge_l("a b c", "A B C") == pytest.approx(1.0)
+    assert rouge_l("a b c", "d e f") == 0.0
+    assert rouge_l("", "a") == 0.0
+    assert rouge_l("a", "") == 0.0
+
+
+def test_accuracy():
+    assert accuracy([0, 1, 2, 3], [0, 1, 0, 0]) == 0.5
+    assert math.isnan(accuracy([], []))
+    with pytest.raises(ValueError, match="equal lengths"):
+        accuracy([1], [1, 2])
+
+
+def test_first_sentence():
+    assert first_sentence(" a small dog. It barks! ") == "a small dog."
+    assert first_sentence("a tool used for cutting\nmore text") == "a tool used for cutting"
+    assert first_sentence("no end") == "no end"
+    assert first_sentence("3.5 metres long. Yes") == "3.5 metres long."
