@@ -1,0 +1,75 @@
+"""Checking what a person typed before any model sees it: clear messages, nothing silently dropped."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from backends.nonce_lm import word_pattern
+
+# Caps that keep one request from starving the others (documented in the README).
+MAX_WORD_CHARS = 40
+MAX_EXAMPLES = 10
+MAX_EXAMPLE_CHARS = 600
+MAX_DEFINITION_CHARS = 600
+
+# A nonce word: letters (any script), digits, inner hyphens or apostrophes; no spaces.
+_WORD = re.compile(r"^\w(?:[\w'\-]*\w)?$")
+
+
+class InputError(ValueError):
+    """A person's input the library refuses, with a message fit to show them."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example sentence that uses the nonce word."""
+
+    text: str
+
+
+def _clean(text: str, what: str, limit: int) -> str:
+    if not isinstance(text, str):
+        raise InputError(f"{what} must be text, got {type(text).__name__}")
+    if len(text) > limit:
+        raise InputError(f"{what} is {len(text):,} characters long; the limit is {limit:,}")
+    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs", "Co") and c not in "\t\n"]
+    if bad:
+        raise InputError(f"{what} contains control or binary characters (e.g. {bad[0]!r})")
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def check_word(word: str) -> str:
+    word = _clean(word, "the word", MAX_WORD_CHARS)
+    if not word:
+        raise InputError("enter the new word")
+    if not _WORD.match(word):
+        raise InputError(
+            f"the word {word!r} must be a single word: letters or digits, inner - or ' allowed"
+        )
+    return word
+
+
+def check_examples(word: str, examples: list[str]) -> list[Example]:
+    """Strip blanks; every remaining sentence must use the word."""
+    if isinstance(examples, str):
+        examples = [examples]
+    texts = [_clean(t, f"sentence {i + 1}", MAX_EXAMPLE_CHARS) for i, t in enumerate(examples)]
+    texts = [t for t in texts if t]
+    if not texts:
+        raise InputError(f"give at least one sentence that uses {word!r}")
+    if len(texts) > MAX_EXAMPLES:
+        raise InputError(f"{len(texts)} sentences given; the limit is {MAX_EXAMPLES}")
+    pattern = word_pattern(word)
+    missing = [i + 1 for i, t in enumerate(texts) if not pattern.search(t)]
+    if missing:
+        which = ", ".join(str(i) for i in missing)
+        raise InputError(f"sentence {which} does not contain the word {word!r}")
+    return [Example(t) for t in texts]
+
+
+def check_definition(definition: str | None) -> str | None:
+    if definition is None:
+        return None
+    return _clean(definition, "the definition", MAX_DEFINITION_CHARS) or None

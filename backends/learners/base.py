@@ -1,0 +1,75 @@
+"""What every learner returns, and the pieces of input handling they share."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+
+from backends.inputs import Example
+from backends.nonce_lm import LogitHook, NonceLM
+
+
+@dataclass
+class NonceEmbedding:
+    """A learned new token: the same shape of result for every learner."""
+
+    learner: str
+    word: str
+    input_vector: torch.Tensor  # [d], a row for the LM's embedding matrix
+    output_vector: torch.Tensor  # [d], a row for the LM head
+    # Text put before the definition prompt (prompting: the example sentences).
+    prompt_prefix: str = ""
+    # Given the id the word holds in a batch, a hook that rewrites next-token
+    # probabilities at generation and scoring time (the kNN cache).
+    make_hook: Callable[[int], LogitHook] | None = None
+    seconds: float = 0.0
+    # Learner-specific measurements worth showing (losses before/after, store size, ...).
+    info: dict = field(default_factory=dict)
+
+
+class Learner(ABC):
+    """Builds a NonceEmbedding for a word from 1..K example sentences that use it."""
+
+    name: ClassVar[str]
+    paper: ClassVar[str]
+
+    def learn(
+        self, lm: NonceLM, word: str, examples: list[Example], definition: str | None = None
+    ) -> NonceEmbedding:
+        start = time.perf_counter()
+        result = self._learn(lm, word, examples, definition)
+        result.seconds = time.perf_counter() - start
+        return result
+
+    @abstractmethod
+    def _learn(
+        self, lm: NonceLM, word: str, examples: list[Example], definition: str | None
+    ) -> NonceEmbedding: ...
+
+
+def mean_norms(lm: NonceLM) -> tuple[float, float]:
+    """Average L2 norm of the LM's input and output embedding rows (what a new row should match)."""
+    cached = getattr(lm, "_mean_norms", None)
+    if cached is None:
+        with torch.no_grad():
+            cached = (
+                float(lm.input_matrix.norm(dim=-1).mean()),
+                float(lm.output_matrix.norm(dim=-1).mean()),
+            )
+        lm._mean_norms = cached
+    return cached
+
+
+def rescale(vector: torch.Tensor, norm: float) -> torch.Tensor:
+    """Give `vector` the L2 norm `norm` (a mean of rows is shorter than any one row)."""
+    return vector * (norm / vector.norm().clamp(min=1e-8))
+
+
+def example_ids(lm: NonceLM, word: str, examples: list[Example], nonce_id: int) -> list[list[int]]:
+    """Each example tokenised with the word as the nonce id."""
+    return [lm.encode(ex.text, word, nonce_id) for ex in examples]

@@ -1,0 +1,122 @@
+"""Unbounded neural cache (Grave, Joulin & Cissé 2017) / kNN-LM (Khandelwal et al. 2020).
+
+Non-parametric: store the LM's final hidden state just before each occurrence of the new
+word, keyed to the word, next to a background store of (hidden state, next token) pairs from
+ordinary text. When generating or scoring, look up the k nearest stored states and mix
+
+    p(w | h) = (1 - lambda) * p_LM(w | h) + lambda * p_kNN(w | h),
+    p_kNN(w | h) = sum_{i in kNN(h), w_i = w} exp(theta * cos(h, h_i)) / Z.
+
+The word's input vector (needed to read it in the prompt) is the centroid. Its output
+vector is zero: as in Grave et al., the parametric softmax knows nothing of a word it
+has not been trained on (a logit of 0), and all of the word's probability comes from
+the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache, partial
+
+import numpy as np
+import torch
+
+from backends.knn_store import KnnStore, StoreConfig
+from backends.learners.base import Learner, NonceEmbedding, example_ids
+from backends.learners.centroid import centroid_vectors
+from backends.nonce_lm import NonceLM, NonceSlot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    # Interpolation weight of the kNN distribution (Grave et al. tune it on validation data).
+    lam: float = 0.25
+    # Neighbours retrieved per query.
+    k: int = 16
+    # Kernel sharpness theta on cosine similarity.
+    theta: float = 10.0
+    # Background sentences (WordNet usage examples) whose (state, next token) pairs are stored.
+    background_sentences: int = 200
+    store: StoreConfig = StoreConfig()
+
+    def __post_init__(self):
+        if not 0 <= self.lam <= 1:
+            raise ValueError(f"lam={self.lam}: choose a value in [0, 1]")
+        if not 1 <= self.k <= 1024:
+            raise ValueError(f"k={self.k}: choose 1..1024")
+
+
+@torch.no_grad()
+def states_before(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot | None):
+    """Keys and values: the final hidden state at t-1 and the token at t, for every t >= 1."""
+    ids, mask = lm.pad(seqs, left=False)
+    hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [B, T, d]
+    keys, values = [], []
+    for row, seq in enumerate(seqs):
+        keys.append(hidden[row, : len(seq) - 1].float().cpu().numpy())
+        values.append(np.asarray(seq[1:]))
+    return np.concatenate(keys), np.concatenate(values)
+
+
+@lru_cache(maxsize=2)
+def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys [m, d], next tokens [m]) over ordinary text: the cache's background store."""
+    from backends.learners.token_tuning import replay_sentences
+
+    if n_sentences == 0:
+        return np.zeros((0, lm.dim), np.float32), np.zeros(0, np.int64)
+    seqs = [lm.encode(s) for s in replay_sentences(n_sentences)]
+    parts = [states_before(lm, seqs[i : i + 16], None) for i in range(0, len(seqs), 16)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+# The word's own entries are stored under this placeholder; the hook maps it to whatever
+# nonce id the word holds in the batch it is generated in.
+WORD = -2
+
+
+def knn_hook(store: KnnStore, config: CacheConfig, nonce_id: int):
+    """The LogitHook mixing p_kNN into the LM's distribution, for the word at `nonce_id`."""
+
+    def hook(hidden: torch.Tensor, logprobs: torch.Tensor) -> torch.Tensor:
+        sims, values = store.search(hidden.detach().float().cpu().numpy(), config.k)
+        values = np.where(values == WORD, nonce_id, values)
+        weights = torch.softmax(torch.from_numpy(config.theta * sims), dim=-1)  # [N, k]
+        weights = weights.masked_fill(torch.from_numpy(values < 0), 0.0)
+        p_knn = torch.zeros_like(logprobs)
+        p_knn.scatter_add_(
+            1, torch.from_numpy(values.clip(0)).to(logprobs.device), weights.to(logprobs)
+        )
+        mixed = (1 - config.lam) * logprobs.exp() + config.lam * p_knn
+        return mixed.clamp(min=1e-30).log()
+
+    return hook
+
+
+class CacheLearner(Learner):
+    name = "cache"
+    paper = "Grave, Joulin & Cisse 2017 (unbounded cache); Khandelwal et al. 2020 (kNN-LM)"
+
+    def __init__(self, config: CacheConfig = CacheConfig()):
+        self.config = config
+
+    def _learn(self, lm, word, examples, definition):
+        vin, _ = centroid_vectors(lm, word, examples)
+        nonce = lm.vocab_size  # the id this word holds while its examples are read
+        seqs = example_ids(lm, word, examples, nonce)
+        keys, values = states_before(lm, seqs, NonceSlot(vin[None], vin[None]))
+        word_keys = keys[values == nonce]  # states that preceded the word
+        vout = torch.zeros_like(vin)
+        bg_keys, bg_values = background_pairs(lm, self.config.background_sentences)
+        store = KnnStore(
+            np.concatenate([word_keys, bg_keys]),
+            np.concatenate([np.full(len(word_keys), WORD), bg_values]),
+            self.config.store,
+        )
+        info = {"stored_word_states": len(word_keys), "store_size": len(store), "index": store.kind}
+        return NonceEmbedding(
+            self.name, word, vin, vout, make_hook=partial(knn_hook, store, self.config), info=info
+        )

@@ -1,0 +1,85 @@
+"""Additive / centroid learner (Lazaridou, Marelli & Baroni 2017).
+
+The new word's vector is the mean of the LM's embeddings of the other words around it,
+the "Additive" baseline of Lampinen & McClelland (2017) and of CoLLEGe (Teehan et al. 2024).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from backends.inputs import Example
+from backends.learners.base import Learner, NonceEmbedding, example_ids, mean_norms, rescale
+from backends.nonce_lm import NonceLM
+
+# Function words carry little of a word's meaning; Lazaridou et al. sum content words.
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being "
+    "it its this that these those he she they them his her their we you i me my our your not "
+    "no so than then there here which who whom what when where how do does did has have had "
+    "will would can could should may might must also very just into out up down over".split()
+)
+
+
+@dataclass(frozen=True)
+class CentroidConfig:
+    # Drop function words and punctuation before averaging.
+    content_words_only: bool = True
+    # Scale the mean to the LM's average row norm, so the LM reads it as a word at all.
+    match_norm: bool = True
+
+
+def context_token_ids(lm: NonceLM, ids: list[int], content_only: bool) -> list[int]:
+    """Ordinary vocabulary ids in an example, minus specials (and function words/punctuation)."""
+    special = set(lm.tokenizer.all_special_ids)
+    keep = []
+    for i in ids:
+        if i >= lm.vocab_size or i in special:
+            continue
+        text = lm.tokenizer.decode([i]).strip().lower()
+        if content_only and (not any(c.isalnum() for c in text) or text in STOPWORDS):
+            continue
+        keep.append(i)
+    return keep
+
+
+def centroid_vectors(
+    lm: NonceLM, word: str, examples: list[Example], config: CentroidConfig = CentroidConfig()
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input, output) centroids of the context tokens; falls back to all tokens if none left."""
+    nonce = lm.vocab_size
+    ids = [
+        i
+        for seq in example_ids(lm, word, examples, nonce)
+        for i in context_token_ids(lm, seq, config.content_words_only)
+    ]
+    if not ids:
+        ids = [
+            i
+            for seq in example_ids(lm, word, examples, nonce)
+            for i in context_token_ids(lm, seq, content_only=False)
+        ]
+    if not ids:
+        raise ValueError(f"the examples for {word!r} hold no words besides it to average")
+    index = torch.tensor(ids, device=lm.device)
+    with torch.no_grad():
+        vin = lm.input_matrix[index].mean(0)  # [d]
+        vout = lm.output_matrix[index].mean(0)  # [d]
+    if config.match_norm:
+        norm_in, norm_out = mean_norms(lm)
+        vin, vout = rescale(vin, norm_in), rescale(vout, norm_out)
+    return vin, vout
+
+
+class CentroidLearner(Learner):
+    name = "centroid"
+    paper = "Lazaridou, Marelli & Baroni 2017 (Additive)"
+
+    def __init__(self, config: CentroidConfig = CentroidConfig()):
+        self.config = config
+
+    def _learn(self, lm, word, examples, definition):
+        vin, vout = centroid_vectors(lm, word, examples, self.config)
+        return NonceEmbedding(self.name, word, vin, vout)

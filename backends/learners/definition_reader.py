@@ -1,0 +1,78 @@
+"""On-the-fly definition embeddings (Bahdanau et al. 2017, "Learning to compute word
+embeddings on the fly").
+
+A rare word's embedding is computed from auxiliary data rather than from its contexts:
+here a definition the person types, WordNet glosses of the word's lemma, and the word's
+spelling. Each source is read by mean pooling of the LM's own input embeddings (MP);
+the paper's MP-L adds a learned linear map after pooling, which this module applies when
+one is given.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import torch
+
+from backends.learners.base import Learner, NonceEmbedding, mean_norms, rescale
+from backends.learners.centroid import context_token_ids
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DefinitionReaderConfig:
+    # Read WordNet glosses of the word's lemma (a made-up word usually has none).
+    use_wordnet: bool = True
+    # How many senses' glosses to read, most frequent first.
+    max_senses: int = 3
+    # Read the word's own sub-word tokens (spelling).
+    use_spelling: bool = True
+    # Scale the pooled vector to the LM's mean row norm.
+    match_norm: bool = True
+
+
+def auxiliary_texts(word: str, definition: str | None, config: DefinitionReaderConfig) -> dict:
+    """The sources the reader pools, by name: definition, wordnet, spelling."""
+    sources = {}
+    if definition:
+        sources["definition"] = definition
+    if config.use_wordnet:
+        from backends.lexicon import glosses
+
+        found = glosses(word, max_senses=config.max_senses)
+        if found:
+            sources["wordnet"] = " ; ".join(found)
+    if config.use_spelling:
+        sources["spelling"] = " " + word
+    return sources
+
+
+class DefinitionReaderLearner(Learner):
+    name = "definition_reader"
+    paper = "Bahdanau et al. 2017, on-the-fly embeddings from definitions and spelling (MP / MP-L)"
+
+    def __init__(
+        self,
+        config: DefinitionReaderConfig = DefinitionReaderConfig(),
+        linear_map: torch.Tensor | None = None,
+    ):
+        self.config = config
+        self.linear_map = linear_map  # [d, d] for MP-L, None for plain MP
+
+    def _learn(self, lm, word, examples, definition):
+        sources = auxiliary_texts(word, definition, self.config)
+        pooled = []
+        for name, text in sources.items():
+            ids = context_token_ids(lm, lm.encode(text, bos=False), content_only=name != "spelling")
+            if ids:
+                with torch.no_grad():
+                    pooled.append(lm.input_matrix[torch.tensor(ids, device=lm.device)].mean(0))
+        vector = torch.stack(pooled).mean(0)  # mean over sources: each counts once
+        if self.linear_map is not None:
+            vector = vector @ self.linear_map.to(vector)
+        if self.config.match_norm:
+            vector = rescale(vector, mean_norms(lm)[0])
+        info = {"sources": sorted(sources)}
+        return NonceEmbedding(self.name, word, vector, vector.clone(), info=info)

