@@ -1,4 +1,4 @@
-"""Checking what a person typed before any model sees it: clear messages, nothing silently dropped."""
+"""Checking what a person typed before any model sees it: clear messages, nothing dropped."""
 
 from __future__ import annotations
 
