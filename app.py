@@ -1,0 +1,13 @@
+"""Nonce Arena: read the settings, build the Gradio app, launch it (Hugging Face Spaces run this).
+
+python app.py    # http://localhost:7860 (GRADIO_SERVER_PORT / GRADIO_SERVER_NAME to change)
+"""
+
+import logging
+
+from demo.layout import build_app
+from demo.settings import load_demo_settings
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    build_app(load_demo_settings()).queue().launch(show_error=False)

@@ -1,0 +1,190 @@
+"""What each button does, as plain functions: unpack inputs, call one library function, format.
+
+No Gradio here: results are dicts keyed by the layout's component names, errors are the
+library's ValueError/RuntimeError (the layout turns them into gr.Error), and progress is any
+`progress(fraction, desc=...)` callable.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from backends.learners import parse_learners
+from backends.models import LM_PRESETS
+from backends.pipeline import LearnResult
+from demo import engine
+from demo.arena import Arena, checked_item
+from demo.boards import Boards
+from demo.identity import Who, annotator_id
+from demo.items import split_sentences
+from demo.plots import map_figure, neighbours_figure, win_rate_figure
+from demo.settings import DemoSettings
+from demo.store import Battle, VoteStore, safe_export_name
+from demo.text import definition_cards, literal
+
+log = logging.getLogger(__name__)
+
+DEVICES = ("auto", "cpu", "cuda")
+SPACES = ("input", "output")
+JUDGE_TITLES = {"human": "Human judges", "auto": "Automatic judge (benchmarks' tournament)"}
+
+
+@dataclass
+class LearnView:
+    """One session's last Learn result and the maps drawn from it, per space."""
+
+    result: LearnResult
+    maps: dict[str, tuple[list, str]] = field(default_factory=dict)
+
+
+class Callbacks:
+    """The app's actions over one store, definition cache, arena and leaderboards."""
+
+    def __init__(self, settings: DemoSettings, store: VoteStore | None = None) -> None:
+        self.settings = settings
+        self.store = store or VoteStore.open(settings.db_target)
+        self.cache = engine.DefinitionCache(settings.definition_cache_size)
+        self.arena = Arena(settings, self.store, self.cache)
+        self.boards = Boards(self.store, settings.leaderboard_rounds)
+
+    # ---- Learn tab
+
+    def learn(
+        self,
+        word: str,
+        sentences: str,
+        definition: str,
+        learners: list[str],
+        lm: str,
+        device: str,
+        space: str,
+        progress: engine.Progress = engine.no_progress,
+    ) -> dict[str, Any]:
+        """Every chosen learner on the word; cards, neighbour chart and map of `space`."""
+        item = checked_item(word, split_sentences(sentences))
+        names = parse_learners(list(learners or []))
+        lm, device, space = (
+            _choice(lm, list(LM_PRESETS), "LM"),
+            _choice(device, DEVICES, "device"),
+            _choice(space, SPACES, "space"),
+        )
+        start = time.perf_counter()
+        engine.set_up_lm(lm, device, progress)  # type: ignore[arg-type]
+        progress(0.1, desc=f"Learning “{item.word}” with {', '.join(names)}…")
+        result = engine.run_learn(
+            item.word,
+            item.examples,
+            names,
+            definition=definition or None,
+            lm=lm,
+            device=device,  # type: ignore[arg-type]
+            max_new_tokens=self.settings.max_new_tokens,
+        )
+        engine.remember(self.cache, result, item, None)
+        progress(0.85, desc="Drawing the t-SNE map…")
+        view = LearnView(result)
+        plots = self._plots(view, space)
+        seconds = time.perf_counter() - start
+        rows = [(r.learner, r.definition, r.embedding.seconds) for r in result.results]
+        return {
+            "status": _run_summary(result, seconds),
+            "cards": definition_cards(result.word, rows),
+            "view": view,
+            **plots,
+        }
+
+    def redraw(self, view: LearnView | None, space: str) -> dict[str, Any]:
+        """The two plots of the last result in another embedding space."""
+        if view is None:
+            return {}
+        return self._plots(view, _choice(space, SPACES, "space"))
+
+    def _plots(self, view: LearnView, space: str) -> dict[str, Any]:
+        if space not in view.maps:
+            view.maps[space] = engine.run_map(view.result, space)
+        points, method = view.maps[space]
+        return {
+            "neighbours_plot": neighbours_figure(view.result, space),
+            "map_plot": map_figure(points, method, view.result.word, space),
+        }
+
+    # ---- Arena tab
+
+    def battle_pool(self, who: Who) -> dict[str, Any]:
+        """A blind battle on a prepared word."""
+        annotator = annotator_id(who, self.settings.id_salt)
+        return _battle_view(self.arena.new_battle(annotator))
+
+    def battle_own(self, word: str, sentences: str, who: Who) -> dict[str, Any]:
+        """A blind battle on the person's own word and sentences."""
+        item = checked_item(word, split_sentences(sentences))
+        annotator = annotator_id(who, self.settings.id_salt)
+        return _battle_view(self.arena.new_battle(annotator, item=item))
+
+    def vote(self, battle_id: str, choice: str, who: Who) -> dict[str, Any]:
+        """Record the vote, then reveal which learner was which."""
+        annotator = annotator_id(who, self.settings.id_salt)
+        vote = self.arena.vote(battle_id, choice, annotator)
+        said = {"a": "A is better", "b": "B is better", "tie": "a tie", "both_bad": "both bad"}
+        reveal = (
+            f"Thanks — you judged **{said[vote.vote]}**. "
+            f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
+        )
+        return {"reveal": reveal, "voting_open": False}
+
+    # ---- Leaderboard tab
+
+    def leaderboards(self) -> dict[str, Any]:
+        """Both boards, human and automatic, each with its table and win-rate heat map."""
+        out: dict[str, Any] = {}
+        for judge in ("human", "auto"):
+            board = self.boards.board(judge)  # type: ignore[arg-type]
+            out[f"{judge}_table"] = board.table()
+            out[f"{judge}_heat"] = win_rate_figure(
+                board.ratings.learners, board.win_rate, f"{JUDGE_TITLES[judge]}: win rates"
+            )
+            out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} votes"
+        return out
+
+    def export(self, fmt: str, judge: str) -> dict[str, Any]:
+        """Write the votes to a fresh file the page offers for download."""
+        fmt = _choice(fmt, ("jsonl", "csv"), "export format")
+        judge = _choice(judge, ("human", "auto", "all"), "judge")
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        name = safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}")
+        path = Path(tempfile.mkdtemp(prefix="nonce-export-")) / name
+        count = self.store.export(path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
+        log.info("exported %d votes to %s", count, path)
+        return {"export_file": str(path), "export_note": f"{count} votes exported as {fmt}."}
+
+
+def _choice(value: str, options, what: str) -> str:
+    if value not in options:
+        raise ValueError(f"unknown {what} {str(value)[:60]!r}; choose one of: {', '.join(options)}")
+    return value
+
+
+def _run_summary(result: LearnResult, seconds: float) -> str:
+    define = result.timings.get("define_batched", 0.0)
+    return (
+        f"Ran on **{literal(result.device)}** with **{literal(result.lm)}** in {seconds:.1f} s "
+        f"(definitions, one batch: {define:.1f} s)."
+    )
+
+
+def _battle_view(battle: Battle) -> dict[str, Any]:
+    return {
+        "battle_id": battle.id,
+        "battle_word": battle.item.word,
+        "battle_sentences": "\n".join(battle.item.examples),
+        "definition_a": battle.output_a,
+        "definition_b": battle.output_b,
+        "reveal": "Which definition fits the word better? The learners' names show after you vote.",
+        "voting_open": True,
+    }

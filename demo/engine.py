@@ -1,0 +1,132 @@
+"""The app's one door to the LM: load it with progress, run learners one request at a time, and
+remember the definitions each (item, learner, LM, config) produced.
+
+The LM's nonce slot is shared state, so every call into it holds one lock; the Gradio queue
+also runs Learn one at a time, and the lock keeps arena battles from overlapping it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from backends.learners.token_tuning import TokenTuningConfig
+from backends.models import LM_PRESETS, converted_dir
+from backends.pipeline import LearnResult, learn, load_lm, map_points
+from backends.settings import Device, load_settings, resolve_device
+from demo.gpu import gpu
+from demo.store import Item
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[..., object]  # progress(fraction, desc=...) — gr.Progress or a no-op
+
+_LM_LOCK = threading.Lock()
+_loaded: set[tuple[str, str]] = set()
+
+
+def no_progress(*_args, **_kwargs) -> None:
+    return None
+
+
+def lm_name(name: str | None) -> str:
+    return name or load_settings().lm
+
+
+def set_up_lm(name: str | None, device: Device, progress: Progress = no_progress) -> None:
+    """Load the LM, telling the person when this is the slow first time."""
+    name, where = lm_name(name), resolve_device(device)
+    if (name, where) in _loaded:
+        return
+    preset = LM_PRESETS.get(name)
+    first = preset is not None and not (converted_dir(preset) / "config.json").exists()
+    what = "converting" if first else "loading"
+    wait = "about a minute, once per machine" if first else "a few seconds"
+    progress(0.02, desc=f"Setting up {name} on {where}: {what} the model ({wait})…")
+    with _LM_LOCK:
+        load_lm(name, device)
+    _loaded.add((name, where))
+
+
+@gpu(duration=120)
+def run_learn(
+    word: str,
+    examples: Sequence[str],
+    learners: Sequence[str],
+    *,
+    definition: str | None = None,
+    lm: str | None = None,
+    device: Device = "auto",
+    configs: dict | None = None,
+    max_new_tokens: int = 32,
+) -> LearnResult:
+    """backends.pipeline.learn under the LM lock (GPU-bound on a ZeroGPU Space)."""
+    with _LM_LOCK:
+        return learn(
+            word,
+            list(examples),
+            list(learners),
+            definition=definition,
+            lm=lm,
+            device=device,
+            configs=configs,
+            max_new_tokens=max_new_tokens,
+        )
+
+
+def arena_configs(tt_steps: int) -> dict:
+    """Learner configs for battles: token tuning with few steps keeps a battle cheap."""
+    return {"token_tuning": TokenTuningConfig(steps=tt_steps)}
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    item: Item
+    learner: str
+    lm: str
+    config: str  # repr of the learner's config; "" for the defaults
+
+
+class DefinitionCache:
+    """A bounded, thread-safe map CacheKey -> generated definition (least recently used out)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[CacheKey, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: CacheKey) -> str | None:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+            return self._data.get(key)
+
+    def put(self, key: CacheKey, definition: str) -> None:
+        with self._lock:
+            self._data[key] = definition
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def cache_key(item: Item, learner: str, lm: str | None, configs: dict | None) -> CacheKey:
+    config = (configs or {}).get(learner)
+    return CacheKey(item, learner, lm_name(lm), "" if config is None else repr(config))
+
+
+def remember(cache: DefinitionCache, result: LearnResult, item: Item, configs: dict | None):
+    """Keep every definition of a Learn or battle run for later battles on the same item."""
+    for row in result.results:
+        cache.put(cache_key(item, row.learner, result.lm, configs), row.definition)
+
+
+def run_map(result: LearnResult, space: str) -> tuple[list, str]:
+    """backends.pipeline.map_points (t-SNE) under the LM lock: it reads the LM's index."""
+    with _LM_LOCK:
+        return map_points(result, space)  # type: ignore[arg-type]

@@ -1,0 +1,49 @@
+"""The shipped word lists: ready examples for the Learn tab and prepared arena items."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from demo.store import Item
+
+
+@dataclass(frozen=True)
+class ReadyExample:
+    """One click fills the Learn form with these."""
+
+    word: str
+    examples: tuple[str, ...]
+    definition: str = ""
+
+
+@lru_cache(maxsize=4)
+def ready_examples(path: Path) -> tuple[ReadyExample, ...]:
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(
+        ReadyExample(r["word"], tuple(r["examples"]), r.get("definition") or "") for r in rows
+    )
+
+
+@lru_cache(maxsize=4)
+def arena_pool(path: Path) -> tuple[Item, ...]:
+    """Prepared arena items, one JSON object {"word", "examples"} per line."""
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            items.append(Item(row["word"], tuple(row["examples"])))
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}:{number}: not an arena item ({err})") from err
+    if not items:
+        raise ValueError(f"{path} holds no arena items")
+    return tuple(items)
+
+
+def split_sentences(text: str | None) -> list[str]:
+    """The Learn and Arena forms take one sentence per line; blank lines are dropped."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]

@@ -1,0 +1,284 @@
+"""The page: components, then wiring. Only this module and app.py import Gradio.
+
+Each handler here only adapts Gradio to `demo.callbacks`: it collects who is asking, turns
+the library's ValueError/RuntimeError into gr.Error, and maps the callback's result (a dict
+keyed by component name) onto the components.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+
+from backends.inputs import MAX_DEFINITION_CHARS, MAX_EXAMPLES, MAX_WORD_CHARS
+from backends.learners import learner_names
+from backends.models import LM_PRESETS
+from backends.settings import load_settings
+from demo.callbacks import Callbacks
+from demo.identity import Who, new_browser_id
+from demo.items import ready_examples
+from demo.settings import DemoSettings
+
+INTRO = """# Nonce Arena
+Type a made-up word and a few sentences that use it. Each *learner* builds an embedding for
+the word from those sentences, the language model reads it as a brand-new token and defines
+it. Then judge learners blind in the **Arena**; every vote feeds the **Leaderboard**."""
+
+VOTES = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad": "Both bad"}
+
+Components = dict[str, Any]
+
+
+def _guarded(fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The library's refusals become a message on the page, never a stack trace."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, RuntimeError) as err:
+        raise gr.Error(str(err), print_exception=False) from err
+
+
+def _keyed(values: dict[str, Any], ui: Components) -> dict[Any, Any]:
+    out = {ui[name]: value for name, value in values.items() if name in ui}
+    if "voting_open" in values:
+        for choice in VOTES:
+            out[ui[f"vote_{choice}"]] = gr.Button(interactive=values["voting_open"])
+    return out
+
+
+def _who(browser_id: str | None, request: gr.Request | None, profile: Any) -> Who:
+    user = getattr(profile, "username", None)
+    session = getattr(request, "session_hash", None)
+    return Who(hf_user=user, browser_id=browser_id or None, session=session)
+
+
+def _hardware_note() -> str:
+    import torch  # the layout is built at launch, never at import
+
+    if torch.cuda.is_available():
+        return f"This machine has a GPU: **{torch.cuda.get_device_name(0)}**."
+    return "This machine has **no GPU**: everything runs on the **CPU**."
+
+
+def _learn_tab(settings: DemoSettings) -> Components:
+    ui: Components = {}
+    with gr.Row():
+        with gr.Column(scale=2):
+            ui["word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS)
+            ui["sentences"] = gr.Textbox(
+                label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
+                lines=4,
+                max_lines=MAX_EXAMPLES + 2,
+            )
+            ui["definition"] = gr.Textbox(
+                label="Definition hint (optional; the definition reader reads it)",
+                max_length=MAX_DEFINITION_CHARS,
+            )
+            ui["learners"] = gr.CheckboxGroup(
+                learner_names(), value=learner_names(), label="Learners"
+            )
+            with gr.Row():
+                ui["lm"] = gr.Dropdown(
+                    list(LM_PRESETS), value=load_settings().lm, label="Language model"
+                )
+                ui["device"] = gr.Radio(
+                    [("Automatic", "auto"), ("CPU", "cpu"), ("GPU (CUDA)", "cuda")],
+                    value="auto",
+                    label="Where it runs",
+                )
+            gr.Markdown(_hardware_note())
+            ui["learn"] = gr.Button("Learn", variant="primary")
+            gr.Examples(
+                [
+                    [e.word, "\n".join(e.examples), e.definition]
+                    for e in ready_examples(settings.examples)
+                ],
+                inputs=[ui["word"], ui["sentences"], ui["definition"]],
+                label="Ready examples: one click fills the form",
+            )
+        with gr.Column(scale=3):
+            ui["status"] = gr.Markdown("Fill in a word and sentences, then press **Learn**.")
+            ui["cards"] = gr.Markdown(elem_id="definition-cards")
+            ui["space"] = gr.Radio(
+                [("Input embeddings", "input"), ("Output embeddings", "output")],
+                value="input",
+                label="Embedding space of the plots",
+            )
+            ui["neighbours_plot"] = gr.Plot(label="Nearest neighbours", elem_id="neighbours-plot")
+            ui["map_plot"] = gr.Plot(label="t-SNE map", elem_id="map-plot")
+    ui["view"] = gr.State(None)
+    return ui
+
+
+def _arena_tab() -> Components:
+    ui: Components = {}
+    gr.Markdown(
+        "Two anonymous learners define the same word. Start a battle on a prepared word, "
+        "or on your own word and sentences; then say which definition is better."
+    )
+    with gr.Row():
+        ui["battle_pool"] = gr.Button("Battle on a prepared word", variant="primary")
+        ui["battle_own"] = gr.Button("Battle on my word")
+    with gr.Accordion("My word (for “Battle on my word”)", open=False):
+        ui["own_word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS)
+        ui["own_sentences"] = gr.Textbox(label="Sentences, one per line", lines=3)
+    ui["battle_word"] = gr.Textbox(label="Word", interactive=False)
+    ui["battle_sentences"] = gr.Textbox(label="Sentences the learners saw", interactive=False)
+    with gr.Row():
+        ui["definition_a"] = gr.Textbox(label="Definition A", interactive=False, lines=3)
+        ui["definition_b"] = gr.Textbox(label="Definition B", interactive=False, lines=3)
+    with gr.Row():
+        for choice, text in VOTES.items():
+            ui[f"vote_{choice}"] = gr.Button(text, interactive=False)
+    ui["reveal"] = gr.Markdown(elem_id="reveal")
+    # the battle's id is all the page holds; the server keeps which learners it pits
+    ui["battle_id"] = gr.Textbox(visible=False, label="battle id")
+    return ui
+
+
+def _leaderboard_tab() -> Components:
+    ui: Components = {}
+    ui["refresh"] = gr.Button("Refresh")
+    for judge in ("human", "auto"):
+        ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
+        ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
+        ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
+    with gr.Accordion("Export votes", open=False):
+        with gr.Row():
+            ui["export_format"] = gr.Radio(["jsonl", "csv"], value="jsonl", label="Format")
+            ui["export_judge"] = gr.Radio(["human", "auto", "all"], value="human", label="Judge")
+        ui["export"] = gr.Button("Export")
+        ui["export_note"] = gr.Markdown()
+        ui["export_file"] = gr.File(label="Download", interactive=False)
+    return ui
+
+
+def _wire_learn(cb: Callbacks, ui: Components) -> None:
+    names = ("word", "sentences", "definition", "learners", "lm", "device", "space")
+    outputs = [ui[n] for n in ("status", "cards", "view", "neighbours_plot", "map_plot")]
+
+    def on_learn(word, sentences, definition, learners, lm, device, space, progress=gr.Progress()):  # noqa: B008 (Gradio injects it)
+        values = (word, sentences, definition, learners, lm, device, space)
+        return _keyed(_guarded(cb.learn, *values, progress=progress), ui)
+
+    def on_space(view, space):
+        return _keyed(_guarded(cb.redraw, view, space), ui)
+
+    # one Learn at a time: the LM is CPU/GPU-bound and its nonce slot is shared
+    ui["learn"].click(
+        on_learn, [ui[n] for n in names], outputs, api_name="learn", concurrency_limit=1
+    )
+    ui["space"].change(
+        on_space,
+        [ui["view"], ui["space"]],
+        [ui["neighbours_plot"], ui["map_plot"]],
+        api_name="redraw",
+        concurrency_limit=1,
+    )
+
+
+def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
+    shown = ("battle_id", "battle_word", "battle_sentences", "definition_a", "definition_b")
+    buttons = [ui[f"vote_{c}"] for c in VOTES]
+    outputs = [ui[n] for n in (*shown, "reveal")] + buttons
+    parallel = settings.event_concurrency
+
+    def on_battle_pool(browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
+        return _keyed(_guarded(cb.battle_pool, _who(browser_id, request, profile)), ui)
+
+    def on_battle_own(
+        word, sentences, browser_id, request: gr.Request, profile: gr.OAuthProfile | None
+    ):
+        who = _who(browser_id, request, profile)
+        return _keyed(_guarded(cb.battle_own, word, sentences, who), ui)
+
+    pool = ui["battle_pool"].click(
+        on_battle_pool,
+        [ui["browser_id"]],
+        outputs,
+        api_name="battle_pool",
+        concurrency_limit=parallel,
+    )
+    own_inputs = [ui["own_word"], ui["own_sentences"], ui["browser_id"]]
+    own = ui["battle_own"].click(
+        on_battle_own, own_inputs, outputs, api_name="battle_own", concurrency_limit=parallel
+    )
+    for choice in VOTES:
+        event = ui[f"vote_{choice}"].click(
+            _vote_handler(cb, ui, choice),
+            [ui["battle_id"], ui["browser_id"]],
+            [ui["reveal"], *buttons],
+            api_name=f"vote_{choice}",
+            concurrency_limit=parallel,
+        )
+        event.success(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
+    del pool, own
+
+
+def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
+    def on_vote(battle_id, browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
+        who = _who(browser_id, request, profile)
+        return _keyed(_guarded(cb.vote, battle_id, choice, who), ui)
+
+    on_vote.__name__ = f"vote_{choice}"
+    return on_vote
+
+
+def _board_outputs(ui: Components) -> list[Any]:
+    return [ui[f"{j}_{part}"] for j in ("human", "auto") for part in ("note", "table", "heat")]
+
+
+def _board_handler(cb: Callbacks, ui: Components) -> Callable:
+    def on_leaderboard():
+        return _keyed(_guarded(cb.leaderboards), ui)
+
+    return on_leaderboard
+
+
+def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any) -> None:
+    parallel = settings.event_concurrency
+    refresh = _board_handler(cb, ui)
+    ui["refresh"].click(
+        refresh, None, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
+    )
+    tab.select(refresh, None, _board_outputs(ui), api_visibility="private")
+
+    def on_export(fmt, judge):
+        return _keyed(_guarded(cb.export, fmt, judge), ui)
+
+    ui["export"].click(
+        on_export,
+        [ui["export_format"], ui["export_judge"]],
+        [ui["export_file"], ui["export_note"]],
+        api_name="export",
+    )
+
+
+def _ensure_browser_id(browser_id: str | None) -> str:
+    """Give a new browser its pseudonymous id (kept in localStorage; hashed before storing)."""
+    return browser_id or new_browser_id()
+
+
+def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.Blocks:
+    """The whole UI, wired to `callbacks` (built from `settings` when None); not launched."""
+    cb = callbacks or Callbacks(settings)
+    with gr.Blocks(title="Nonce Arena") as app:
+        browser_id = gr.BrowserState(None, storage_key="nonce-arena-annotator")
+        gr.Markdown(INTRO)
+        if settings.hf_login:
+            gr.LoginButton()
+        with gr.Tabs():
+            with gr.Tab("Learn", id="learn"):
+                ui = _learn_tab(settings)
+            with gr.Tab("Arena", id="arena"):
+                ui |= _arena_tab()
+            with gr.Tab("Leaderboard", id="leaderboard") as board_tab:
+                ui |= _leaderboard_tab()
+        ui["browser_id"] = browser_id
+        _wire_learn(cb, ui)
+        _wire_arena(cb, ui, settings)
+        _wire_board(cb, ui, settings, board_tab)
+        app.load(_ensure_browser_id, browser_id, browser_id, api_visibility="private")
+        app.load(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
+    return app

@@ -1,0 +1,128 @@
+"""Plotly figures: nearest neighbours per learner, the t-SNE map, the win-rate heat map.
+
+Tokens and words are escaped: Plotly reads a few HTML tags (<b>, <a href>) in its labels.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from backends.pipeline import LearnResult
+from backends.projection import MapPoint
+
+PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6")
+
+
+def _safe(text: str) -> str:
+    return html.escape(str(text), quote=False)
+
+
+def neighbours_figure(result: LearnResult, space: str) -> go.Figure:
+    """One horizontal bar chart per learner: its k nearest vocabulary tokens by cosine."""
+    rows = [r for r in result.results if r.neighbours.get(space)]
+    cols = min(3, max(1, len(rows)))
+    lines = max(1, math.ceil(len(rows) / cols))
+    fig = make_subplots(
+        rows=lines,
+        cols=cols,
+        subplot_titles=[_safe(r.learner) for r in rows] or [""],
+        horizontal_spacing=0.12,
+    )
+    for k, row in enumerate(rows):
+        found = row.neighbours[space][::-1]  # best at the top
+        fig.add_trace(
+            go.Bar(
+                x=[n.similarity for n in found],
+                y=[f"{i}. {_safe(repr(n.token))}" for i, n in zip(range(len(found), 0, -1), found)],
+                orientation="h",
+                marker_color=PALETTE[k % len(PALETTE)],
+                hovertemplate="%{y}<br>cosine %{x:.3f}<extra></extra>",
+                name=_safe(row.learner),
+            ),
+            row=k // cols + 1,
+            col=k % cols + 1,
+        )
+    fig.update_layout(
+        title=f"Nearest neighbours of “{_safe(result.word)}” ({space} embeddings)",
+        showlegend=False,
+        height=max(320, 300 * lines),
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
+def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go.Figure:
+    """Every learner's vector (a star) among its neighbours (dots), one colour per learner."""
+    fig = go.Figure()
+    groups = list(dict.fromkeys(p.group for p in points))
+    for k, group in enumerate(groups):
+        for learned in (False, True):
+            chosen = [p for p in points if p.group == group and p.learned == learned]
+            if not chosen:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[p.x for p in chosen],
+                    y=[p.y for p in chosen],
+                    mode="markers+text" if learned else "markers",
+                    text=[_safe(p.label) for p in chosen],
+                    textposition="top center",
+                    customdata=[[_safe(repr(p.label)), p.similarity] for p in chosen],
+                    hovertemplate=_hover(learned, group),
+                    marker={
+                        "color": PALETTE[k % len(PALETTE)],
+                        "size": 16 if learned else 8,
+                        "symbol": "star" if learned else "circle",
+                    },
+                    name=_safe(group) if learned else f"{_safe(group)} neighbours",
+                    legendgroup=group,
+                    showlegend=learned,
+                )
+            )
+    title = "t-SNE" if method == "tsne" else "PCA (too few points for t-SNE)"
+    fig.update_layout(
+        title=f"{title} map of “{_safe(word)}” as each learner sees it ({space} embeddings)",
+        height=520,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig
+
+
+def _hover(learned: bool, group: str) -> str:
+    if learned:
+        return f"learned by {_safe(group)}<extra></extra>"
+    similarity = f"cosine %{{customdata[1]:.3f}} to {_safe(group)}"
+    return f"token %{{customdata[0]}}<br>{similarity}<extra></extra>"
+
+
+def win_rate_figure(learners: tuple[str, ...], win_rate: np.ndarray, title: str) -> go.Figure:
+    """Heat map: row learner's share of wins against the column learner (ties count half)."""
+    names = [_safe(n) for n in learners]
+    fig = go.Figure(
+        go.Heatmap(
+            z=win_rate,
+            x=names,
+            y=names,
+            zmin=0.0,
+            zmax=1.0,
+            colorscale="RdBu",
+            text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in win_rate],
+            texttemplate="%{text}",
+            hovertemplate="%{y} beats %{x}: %{z:.2f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        height=420,
+        xaxis={"title": "opponent", "side": "bottom"},
+        yaxis={"title": "learner", "autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig

@@ -1,0 +1,93 @@
+"""Settings for the web app: one frozen dataclass, and the one place that reads its environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from backends.settings import load_settings as load_library_settings
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+
+def _default_cache_dir() -> Path:
+    return load_library_settings().cache_dir
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A token bucket: `burst` actions at once, refilled at `per_minute`."""
+
+    per_minute: float = 30.0  # sustained actions per annotator per minute
+    burst: int = 10  # actions allowed back to back before the rate applies
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    # Where votes, exports and converted models live (NONCE_CACHE_DIR, shared with backends).
+    cache_dir: Path = field(default_factory=_default_cache_dir)
+    # Vote store: a SQLite path or a database URL (NONCE_DB); empty = cache_dir/votes.sqlite.
+    db: str = ""
+    # Learners the arena pits against each other (NONCE_ARENA_LEARNERS); empty = every one.
+    arena_learners: tuple[str, ...] = ()
+    # Token tuning steps in arena battles: few, so a battle stays cheap (NONCE_ARENA_TT_STEPS).
+    arena_tt_steps: int = 5
+    # Prepared arena items, one JSON object per line: {"word", "examples": [...]}.
+    arena_items: Path = ASSETS / "arena_items.jsonl"
+    # Ready examples for the Learn tab.
+    examples: Path = ASSETS / "examples.json"
+    # Per-annotator limits on new battles and on votes (NONCE_BATTLES_PER_MIN, NONCE_VOTES_PER_MIN).
+    battle_limit: RateLimit = RateLimit()
+    vote_limit: RateLimit = RateLimit()
+    # Salt hashed into annotator ids, so stored ids cannot be matched to logins (NONCE_ID_SALT).
+    id_salt: str = "nonce-arena"
+    # Definitions kept in memory per (item, learner, LM, config), so pool battles reuse them.
+    definition_cache_size: int = 4096
+    # Bootstrap resamples behind the leaderboard's 95% intervals.
+    leaderboard_rounds: int = 100
+    # Cheap events (battles from the cache, votes, leaderboard) served in parallel.
+    event_concurrency: int = 16
+    # Tokens generated per definition.
+    max_new_tokens: int = 32
+    # Show "Sign in with Hugging Face" (on a Space with hf_oauth: true).
+    hf_login: bool = False
+
+    @property
+    def db_target(self) -> str:
+        return self.db or str(self.cache_dir / "votes.sqlite")
+
+    @property
+    def export_dir(self) -> Path:
+        return self.cache_dir / "exports"
+
+    def with_(self, **changes) -> DemoSettings:
+        """A copy with some fields changed (tests use it for small limits and paths)."""
+        return replace(self, **changes)
+
+
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, "").strip() or default
+
+
+def _rate(name: str, base: RateLimit) -> RateLimit:
+    value = float(_env(name, str(base.per_minute)))
+    if value <= 0:
+        raise ValueError(f"{name}={value}: choose a positive number per minute")
+    return RateLimit(per_minute=value, burst=base.burst)
+
+
+def load_demo_settings() -> DemoSettings:
+    """Read NONCE_* (and the Space's SPACE_ID/OAUTH_CLIENT_ID) environment variables once."""
+    base = DemoSettings()
+    learners = tuple(n.strip() for n in _env("NONCE_ARENA_LEARNERS").split(",") if n.strip())
+    return DemoSettings(
+        cache_dir=base.cache_dir,
+        db=_env("NONCE_DB"),
+        arena_learners=learners,
+        arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
+        battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
+        vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),
+        id_salt=_env("NONCE_ID_SALT", base.id_salt),
+        hf_login=bool(_env("SPACE_ID") and _env("OAUTH_CLIENT_ID")),
+    )
