@@ -65,10 +65,14 @@ class DefinitionReaderLearner(Learner):
         sources = auxiliary_texts(word, definition, self.config)
         pooled = []
         for name, text in sources.items():
-            ids = context_token_ids(lm, lm.encode(text, bos=False), content_only=name != "spelling")
+            ids = lm.encode(text, bos=False)
+            # The spelling is every sub-word piece; texts are read for their content words.
+            ids = ids if name == "spelling" else context_token_ids(lm, ids, content_only=True)
             if ids:
                 with torch.no_grad():
                     pooled.append(lm.input_matrix[torch.tensor(ids, device=lm.device)].mean(0))
+        if not pooled:
+            raise ValueError(f"nothing to read for {word!r}: give a definition")
         vector = torch.stack(pooled).mean(0)  # mean over sources: each counts once
         if self.linear_map is not None:
             vector = vector @ self.linear_map.to(vector)

@@ -1,0 +1,44 @@
+# Two commands for a fresh machine:  `make app` (set up, then start the app)
+#                                     `make test` (set up, then run the tests)
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+APT_PACKAGES := wordnet-base wordnet-sense-index
+
+.PHONY: setup app test test-all lint browser-deps system-deps
+
+# Debian packages: WordNet for NLTK (and Chromium for the browser test).
+system-deps:
+	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES); \
+	  else echo "please run: sudo apt-get install $(APT_PACKAGES)"; exit 1; fi; }
+
+$(STAMP): requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements.txt
+	touch $(STAMP)
+
+# Models are converted once into the cache (NONCE_CACHE_DIR, default ~/.cache/nonce-arena).
+setup: system-deps $(STAMP)
+	HF_HUB_OFFLINE=1 $(PY) -m backends fetch
+
+app: setup
+	HF_HUB_OFFLINE=1 $(PY) app.py
+
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq chromium; } || true
+	@[ -d tests/browser/node_modules ] || { [ -f tests/browser/package.json ] && cd tests/browser && npm install --no-audit --no-fund --silent; } || true
+
+# The default run: unit + integration tests on the real embedded models; slow
+# model-quality tests run only with NONCE_SLOW=1 (make test-all).
+test: setup browser-deps
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+test-all: setup browser-deps
+	NONCE_SLOW=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

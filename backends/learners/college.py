@@ -1,0 +1,238 @@
+"""CoLLEGe: Concept Embedding Generation (Teehan, Lake & Ren 2024).
+
+A frozen masked-LM encoder reads each example sentence with the new word replaced by
+its mask token. One trainable Transformer encoder layer and a LayerNorm refine the
+token features; a mean over tokens gives one vector per example, a mean over examples
+one vector per concept, and two linear heads map it to the new token's input and
+output embeddings for the frozen causal LM. The heads start so that their expected
+output norms match the LM's mean embedding norms: the LM then reads the new row as a
+word from the first step. Training (episodes, buffer, negatives, distillation) lives
+in `backends.train_college`.
+
+>>> learner = CollegeLearner.from_pretrained("assets/college/minilm-l6__gemma-3-270m")
+>>> embedding = learner.learn(lm, "wug", [Example("A wug sang on the fence.")])
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from backends.inputs import Example
+from backends.learners.base import Learner, NonceEmbedding
+from backends.nonce_lm import NonceLM, word_pattern
+
+log = logging.getLogger(__name__)
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "college"
+DEFAULT_PATH = ASSETS / "minilm-l6__gemma-3-270m"
+TRAIN_COMMAND = "python -m backends.train_college --out assets/college/minilm-l6__gemma-3-270m"
+WEIGHTS, CONFIG = "model.safetensors", "config.json"
+
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    # Encoder preset whose features the generator reads (hidden size = d_enc).
+    encoder: str = "minilm-l6"
+    # LM preset whose embedding space the heads write into (hidden size = d_lm).
+    lm: str = "gemma-3-270m"
+    d_enc: int = 384  # MiniLM-L6 hidden size
+    d_lm: int = 640  # Gemma 3 270M hidden size
+    # Heads of the trainable encoder layer (MiniLM's own count).
+    n_heads: int = 12
+    # Feed-forward width of the trainable layer (4 x d_enc, as in BERT).
+    d_ff: int = 1536
+    dropout: float = 0.1
+    # Mean L2 norms of the LM's input / output embedding rows (the heads' initial target).
+    norm_in: float = 1.0
+    norm_out: float = 1.0
+    # Longest example the encoder reads, in its tokens.
+    max_tokens: int = 64
+
+
+class CollegeGenerator(nn.Module):
+    """Encoder features of masked examples -> (input, output) embedding of the concept."""
+
+    def __init__(self, config: GeneratorConfig):
+        super().__init__()
+        self.config = config
+        c = config
+        self.layer = nn.TransformerEncoderLayer(
+            c.d_enc, c.n_heads, c.d_ff, c.dropout, activation="gelu", batch_first=True
+        )
+        self.norm = nn.LayerNorm(c.d_enc)
+        self.head_in = nn.Linear(c.d_enc, c.d_lm)
+        self.head_out = nn.Linear(c.d_enc, c.d_lm)
+        # LayerNorm output has ~unit variance per feature; the token mean shrinks it, so
+        # assume a pooled norm of about sqrt(d_enc) / 2 until `calibrate_heads` measures it.
+        self.init_heads(pooled_norm=math.sqrt(c.d_enc) / 2)
+
+    def init_heads(self, pooled_norm: float) -> None:
+        """Gaussian heads with E||W x|| = the LM's mean row norm for ||x|| = pooled_norm.
+
+        For W with i.i.d. N(0, s^2) entries, E||W x||^2 = d_lm s^2 ||x||^2."""
+        for head, norm in (
+            (self.head_in, self.config.norm_in),
+            (self.head_out, self.config.norm_out),
+        ):
+            std = norm / (pooled_norm * math.sqrt(self.config.d_lm))
+            nn.init.normal_(head.weight, std=std)
+            nn.init.zeros_(head.bias)
+
+    @torch.no_grad()
+    def calibrate_heads(self, features: torch.Tensor, mask: torch.Tensor) -> None:
+        """Re-initialise the heads from the pooled norm measured on real features."""
+        pooled = self.pool(features, mask)  # [B, d_enc]
+        self.init_heads(float(pooled.norm(dim=-1).mean()))
+
+    def pool(self, features: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """[B, T, d_enc] frozen-encoder features of B examples, [B, T] mask -> [B, d_enc]."""
+        x = self.layer(features, src_key_padding_mask=~mask.bool())  # [B, T, d_enc]
+        x = self.norm(x)
+        m = mask[..., None].to(x.dtype)  # [B, T, 1]
+        return (x * m).sum(1) / m.sum(1).clamp(min=1)  # mean over the example's tokens
+
+    def heads(self, concept: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """[..., d_enc] concept vector(s) -> ([..., d_lm] input, [..., d_lm] output) embeddings."""
+        return self.head_in(concept), self.head_out(concept)
+
+    def forward(
+        self, features: torch.Tensor, mask: torch.Tensor, group: torch.Tensor, n_groups: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Examples [B, T, d_enc] belonging to concepts `group` [B] -> [n_groups, d_lm] x 2."""
+        pooled = self.pool(features, mask)  # [B, d_enc]
+        sums = pooled.new_zeros(n_groups, pooled.shape[-1]).index_add(0, group, pooled)
+        counts = torch.bincount(group, minlength=n_groups).clamp(min=1)[:, None]
+        return self.heads(sums / counts)  # mean over each concept's examples
+
+    # --- saving and loading, like a sentence-transformers module -------------------------
+
+    def save(self, path: str | Path, fp16: bool = True) -> None:
+        """`path`/model.safetensors (fp16 by default: a few MB) + `path`/config.json."""
+        from safetensors.torch import save_file
+
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        dtype = torch.float16 if fp16 else torch.float32
+        state = {k: v.detach().to("cpu", dtype).contiguous() for k, v in self.state_dict().items()}
+        save_file(state, str(path / WEIGHTS))
+        (path / CONFIG).write_text(json.dumps(asdict(self.config), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path, device: str = "cpu") -> CollegeGenerator:
+        from safetensors.torch import load_file
+
+        path = Path(path)
+        if not (path / WEIGHTS).exists():
+            raise RuntimeError(
+                f"no trained CoLLEGe generator at {path}; train one with: {TRAIN_COMMAND}"
+            )
+        config = GeneratorConfig(**json.loads((path / CONFIG).read_text()))
+        model = cls(config)
+        state = {k: v.float() for k, v in load_file(str(path / WEIGHTS)).items()}
+        model.load_state_dict(state)
+        return model.to(device).eval()
+
+
+# --- reading examples with the frozen encoder ------------------------------------------------
+
+
+def mask_word(text: str, word: str, mask_token: str) -> str:
+    """The example with each occurrence of the word (not its inflection) as the mask token."""
+    return word_pattern(word).sub(mask_token, text)
+
+
+@torch.no_grad()
+def encode_examples(
+    encoder, tokenizer, texts: list[str], max_tokens: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Masked texts -> frozen features [B, T, d_enc] and mask [B, T]."""
+    batch = tokenizer(
+        texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="pt"
+    ).to(encoder.device)
+    out = encoder(**batch).last_hidden_state  # [B, T, d_enc]
+    return out, batch["attention_mask"]
+
+
+class ConceptState:
+    """A concept learnt incrementally: a running sum of pooled examples and their count.
+
+    Adding examples one at a time gives the same embedding as adding them together."""
+
+    def __init__(self, generator: CollegeGenerator, encoder, tokenizer, word: str):
+        self.generator, self.encoder, self.tokenizer, self.word = (
+            generator,
+            encoder,
+            tokenizer,
+            word,
+        )
+        device = next(generator.parameters()).device
+        self.sum = torch.zeros(generator.config.d_enc, device=device)  # [d_enc]
+        self.count = 0
+
+    @torch.no_grad()
+    def add(self, examples: list[Example] | list[str]) -> ConceptState:
+        texts = [e.text if isinstance(e, Example) else e for e in examples]
+        masked = [mask_word(t, self.word, self.tokenizer.mask_token) for t in texts]
+        features, mask = encode_examples(
+            self.encoder, self.tokenizer, masked, self.generator.config.max_tokens
+        )
+        pooled = self.generator.pool(features, mask)  # [B, d_enc]
+        self.sum += pooled.sum(0)
+        self.count += len(texts)
+        return self
+
+    @torch.no_grad()
+    def embedding(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """([d_lm] input, [d_lm] output) embedding of the examples seen so far."""
+        if not self.count:
+            raise ValueError(f"no examples of {self.word!r} added yet")
+        return self.generator.heads(self.sum / self.count)
+
+
+class CollegeLearner(Learner):
+    name = "college"
+    paper = "Teehan, Lake & Ren 2024 (CoLLEGe)"
+
+    def __init__(self, path: str | Path | None = None, device: str = "cpu"):
+        self.path = Path(path) if path is not None else DEFAULT_PATH
+        self.device = device
+        self._generator: CollegeGenerator | None = None
+        self._encoder = None
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, device: str = "cpu") -> CollegeLearner:
+        learner = cls(path, device)
+        learner.generator  # noqa: B018 - load now, so a missing asset fails here
+        return learner
+
+    @property
+    def generator(self) -> CollegeGenerator:
+        if self._generator is None:
+            self._generator = CollegeGenerator.load(self.path, self.device)
+        return self._generator
+
+    def concept(self, word: str) -> ConceptState:
+        """An empty concept for `word`; `.add(examples)` then `.embedding()`."""
+        from backends.models import load_encoder
+
+        generator = self.generator
+        if self._encoder is None:
+            self._encoder = load_encoder(generator.config.encoder, self.device)
+        return ConceptState(generator, *self._encoder, word)
+
+    def _learn(self, lm: NonceLM, word, examples, definition):
+        if lm.dim != self.generator.config.d_lm:
+            raise ValueError(
+                f"this CoLLEGe generator writes {self.generator.config.d_lm}-d embeddings for "
+                f"{self.generator.config.lm!r}; the LM {lm.name!r} is {lm.dim}-d"
+            )
+        vin, vout = self.concept(word).add(examples).embedding()
+        info = {"norm_in": float(vin.norm()), "norm_out": float(vout.norm()), "k": len(examples)}
+        return NonceEmbedding(self.name, word, vin.to(lm.device), vout.to(lm.device), info=info)

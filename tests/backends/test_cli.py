@@ -1,0 +1,35 @@
+"""The CLI turns every bad input into one clear line and exit code 2, never a traceback."""
+
+import pytest
+
+from backends.__main__ import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--word", "wug"], "at least one sentence"),
+        (["--word", "wug", "--example", "A dog barked."], "does not contain"),
+        (["--word", "", "--example", "a wug"], "enter the new word"),
+        (["--word", "wug", "--example", "a wug " * 2_000_000], "limit"),
+        (
+            ["--word", "wug", "--example", "a wug", "--learner", "centriod"],
+            "did you mean 'centroid'",
+        ),
+        (["--word", "wug", "--example", "a wug", "--lm", "gemma-9"], "unknown LM preset"),
+        (["--word", "wug", "--example", "a wug", "--steps", "100000"], "steps"),
+    ],
+)
+def test_bad_input_is_one_clear_line(argv, message, capsys):
+    assert main(["learn", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_cuda_asked_for_but_absent(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert main(["learn", "--word", "wug", "--example", "a wug", "--device", "cuda"]) == 2
+    assert "no GPU" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""The library on the real embedded models (Gemma 3 270M, converted once and cached)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from backends.definitions import slot_for
+from backends.inputs import Example
+from backends.learners import learner_names, load_learner
+from backends.learners.token_tuning import TokenTuningConfig
+
+pytestmark = pytest.mark.integration
+
+WUG = [
+    "The wug hopped across the garden and pecked at the seeds.",
+    "My daughter fed a wug some bread crumbs at the pond.",
+]
+
+
+def test_cli_learns_with_every_learner_offline():
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    argv = [
+        sys.executable,
+        "-m",
+        "backends",
+        "learn",
+        "--word",
+        "wug",
+        "--example",
+        WUG[0],
+        "--example",
+        WUG[1],
+        "--learner",
+        "all",
+        "--steps",
+        "3",
+        "--device",
+        "cpu",
+        "--json",
+    ]
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    record = json.loads(out.stdout)
+    assert [r["learner"] for r in record["learners"]] == learner_names()
+    for r in record["learners"]:
+        assert r["definition"].strip(), r
+        assert len(r["neighbours"]["input"]) == 10
+        assert r["timings"]["learn"] >= 0
+    assert record["timings"]["define_batched"] > 0
+
+
+def test_token_tuning_lowers_the_loss_on_the_real_lm(real_lm):
+    examples = [Example(t) for t in WUG]
+    emb = load_learner("token_tuning", TokenTuningConfig(steps=4)).learn(real_lm, "wug", examples)
+    assert emb.info["loss_after"] < emb.info["loss_before"]
+
+
+def test_cache_raises_the_words_log_probability_on_the_real_lm(real_lm):
+    emb = load_learner("cache").learn(real_lm, "wug", [Example(t) for t in WUG])
+    slot, hooks = slot_for(real_lm, [emb])
+    probe = [real_lm.encode("In the garden, a wug", "wug", real_lm.vocab_size)]
+    position = probe[0].index(real_lm.vocab_size) - 1
+    plain = real_lm.token_logprobs(probe, slot)[0][position]
+    cached = real_lm.token_logprobs(probe, slot, hooks)[0][position]
+    assert cached > plain
+
+
+def test_learned_vectors_differ_between_learners_on_the_real_lm(real_lm):
+    examples = [Example(t) for t in WUG]
+    configs = {"token_tuning": TokenTuningConfig(steps=2)}
+    vectors = {
+        n: load_learner(n, configs.get(n)).learn(real_lm, "wug", examples) for n in learner_names()
+    }
+    flat = {n: torch.cat([e.input_vector, e.output_vector]) for n, e in vectors.items()}
+    names = list(flat)
+    assert all(
+        not torch.allclose(flat[a], flat[b]) for i, a in enumerate(names) for b in names[i + 1 :]
+    )

@@ -1,0 +1,97 @@
+"""Every learner on the tiny LM: the shared result shape, distinct vectors, and the effect
+each paper claims (token tuning lowers its loss, the cache raises the word's probability)."""
+
+import pytest
+import torch
+
+from backends.definitions import define, first_sentence, slot_for
+from backends.inputs import Example
+from backends.learners import learner_names, load_learner, parse_learners
+from backends.learners.cache import CacheConfig, CacheLearner
+from backends.learners.token_tuning import TokenTuningConfig, TokenTuningLearner
+
+EXAMPLES = [
+    Example("the wug hopped across the garden and pecked at seeds ."),
+    Example("my daughter fed a wug some bread at the pond ."),
+]
+
+
+def learn_all(lm):
+    configs = {
+        "token_tuning": TokenTuningConfig(steps=5, replay_per_step=1),
+        "cache": CacheConfig(background_sentences=20),
+    }
+    return {
+        name: load_learner(name, configs.get(name)).learn(lm, "wug", EXAMPLES)
+        for name in learner_names()
+        if name != "college"
+    }
+
+
+def test_registry_answers_a_bad_name_with_the_valid_ones():
+    with pytest.raises(ValueError, match="did you mean 'centroid'.*available"):
+        parse_learners("centriod")
+    with pytest.raises(ValueError, match="available"):
+        load_learner("nope")
+    assert parse_learners("all") == learner_names()
+    assert parse_learners("cache, centroid") == ["centroid", "cache"]
+
+
+def test_every_learner_returns_vectors_of_the_lm_width_and_they_differ(tiny_lm):
+    results = learn_all(tiny_lm)
+    pairs = {}
+    for name, emb in results.items():
+        assert emb.input_vector.shape == (tiny_lm.dim,) and emb.output_vector.shape == (
+            tiny_lm.dim,
+        )
+        assert torch.isfinite(emb.input_vector).all() and emb.seconds >= 0
+        pairs[name] = torch.cat([emb.input_vector, emb.output_vector])
+    names = list(pairs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not torch.allclose(pairs[a], pairs[b]), (a, b)
+
+
+def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
+    emb = TokenTuningLearner(TokenTuningConfig(steps=15, lr=0.05)).learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.info["loss_after"] < emb.info["loss_before"]
+
+
+def test_token_tuning_rejects_absurd_settings():
+    with pytest.raises(ValueError, match="steps"):
+        TokenTuningConfig(steps=10**9)
+    with pytest.raises(ValueError, match="lr"):
+        TokenTuningConfig(lr=-1)
+
+
+def test_cache_raises_the_words_probability_in_a_context_like_its_examples(tiny_lm):
+    emb = CacheLearner(CacheConfig(background_sentences=20)).learn(tiny_lm, "wug", EXAMPLES)
+    slot, hooks = slot_for(tiny_lm, [emb])
+    probe = [tiny_lm.encode("the wug hopped across the garden", "wug", tiny_lm.vocab_size)]
+    without = tiny_lm.token_logprobs(probe, slot)[0][0]  # log p(wug | "<bos> the")
+    with_cache = tiny_lm.token_logprobs(probe, slot, hooks)[0][0]
+    assert with_cache > without + 1.0
+
+
+def test_prompting_puts_the_examples_before_the_prompt(tiny_lm):
+    emb = load_learner("prompting").learn(tiny_lm, "wug", EXAMPLES)
+    assert all(e.text in emb.prompt_prefix for e in EXAMPLES)
+
+
+def test_definition_reader_reads_a_given_definition(tiny_lm):
+    a = load_learner("definition_reader").learn(tiny_lm, "wug", EXAMPLES, "a small bird")
+    b = load_learner("definition_reader").learn(tiny_lm, "wug", EXAMPLES, "a big horse")
+    assert "definition" in a.info["sources"] and not torch.allclose(a.input_vector, b.input_vector)
+
+
+def test_define_batches_every_learner_into_one_generation(tiny_lm):
+    results = list(learn_all(tiny_lm).values())
+    definitions = define(tiny_lm, results, max_new_tokens=4)
+    assert [d.learner for d in definitions] == [r.learner for r in results]
+    assert all(isinstance(d.text, str) for d in definitions)
+
+
+def test_first_sentence():
+    assert first_sentence(" a small bird. It sings.") == "a small bird."
+    assert first_sentence("a bird\nthat sings") == "a bird"
+    assert first_sentence("no end") == "no end"

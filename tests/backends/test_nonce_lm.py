@@ -1,0 +1,93 @@
+"""The nonce slot's mechanics, on a tiny randomly initialised Gemma-3-shaped LM."""
+
+import torch
+
+from backends.nonce_lm import NonceSlot, word_pattern
+
+
+def random_slot(lm, n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return NonceSlot(torch.randn(n, lm.dim, generator=g), torch.randn(n, lm.dim, generator=g))
+
+
+def test_word_pattern_matches_whole_word_and_inflections():
+    pattern = word_pattern("wug")
+    assert pattern.search("Two wugs sat.") and pattern.search("A WUG.")
+    assert not pattern.search("a wugly thing") and not pattern.search("bewug")
+
+
+def test_encode_replaces_each_occurrence_with_one_id(tiny_lm):
+    nonce = tiny_lm.vocab_size
+    ids = tiny_lm.encode("the wug fed the wug", "wug", nonce)
+    assert ids.count(nonce) == 2
+    assert ids[0] == tiny_lm.tokenizer.bos_token_id
+    assert tiny_lm.encode("the wug", "wug", nonce, bos=False)[0] != tiny_lm.tokenizer.bos_token_id
+
+
+def test_embed_takes_nonce_rows_from_the_slot_scaled_like_the_lm(tiny_lm):
+    slot = random_slot(tiny_lm, 2)
+    ids = torch.tensor([[4, tiny_lm.vocab_size + 1, 5]])
+    out = tiny_lm.embed(ids, slot)
+    assert torch.allclose(out[0, 1], slot.inputs[1] * tiny_lm.embed_scale)
+    assert torch.allclose(out[0, 0], tiny_lm.embedding(torch.tensor([4]))[0])
+
+
+def test_logits_append_one_column_per_nonce_without_copying_the_matrix(tiny_lm):
+    slot = random_slot(tiny_lm, 3)
+    hidden = torch.randn(5, tiny_lm.dim)
+    logits = tiny_lm.logits(hidden, slot)
+    assert logits.shape == (5, tiny_lm.vocab_size + 3)
+    assert torch.allclose(logits[:, -1], hidden @ slot.outputs[2])
+    assert tiny_lm.input_matrix.shape[0] == tiny_lm.vocab_size  # the LM itself is unchanged
+
+
+def test_each_row_sees_only_its_own_nonce(tiny_lm):
+    logits = torch.zeros(2, tiny_lm.vocab_size + 3)
+    masked = tiny_lm.own_nonce_only(logits, tiny_lm.vocab_size + 1)
+    assert torch.isinf(masked[:, tiny_lm.vocab_size]).all()
+    assert torch.isfinite(masked[:, tiny_lm.vocab_size + 1]).all()
+    assert torch.isinf(tiny_lm.own_nonce_only(logits, None)[:, tiny_lm.vocab_size :]).all()
+
+
+def test_gradients_reach_only_the_slot(tiny_lm):
+    slot = random_slot(tiny_lm, 1)
+    slot.inputs.requires_grad_(True), slot.outputs.requires_grad_(True)
+    seq = tiny_lm.encode("the wug sang at night", "wug", tiny_lm.vocab_size)
+    loss = -torch.cat(tiny_lm.token_logprobs([seq], slot)).sum()
+    loss.backward()
+    assert slot.inputs.grad.abs().sum() > 0 and slot.outputs.grad.abs().sum() > 0
+    assert all(p.grad is None for p in tiny_lm.model.parameters())
+
+
+def test_batched_generation_equals_one_by_one(tiny_lm):
+    """Left padding and per-row nonces must not change what each row generates."""
+    slot = random_slot(tiny_lm, 3, seed=1)
+    v = tiny_lm.vocab_size
+    prompts = [
+        tiny_lm.encode("the wug is", "wug", v),
+        tiny_lm.encode("my daughter fed the wug some bread and the wug sang", "wug", v + 1),
+        tiny_lm.encode("wug", "wug", v + 2),
+    ]
+    rows = [v, v + 1, v + 2]
+    batched = tiny_lm.generate(prompts, slot, max_new_tokens=6, nonce_of_row=rows)
+    for prompt, row, out in zip(prompts, rows, batched):
+        alone = tiny_lm.generate([prompt], slot, max_new_tokens=6, nonce_of_row=[row])[0]
+        assert out == alone
+
+
+def test_score_batched_equals_one_by_one(tiny_lm):
+    slot = random_slot(tiny_lm, 2)
+    v = tiny_lm.vocab_size
+    seqs = [
+        tiny_lm.encode("the wug sang", "wug", v),
+        tiny_lm.encode("a big wug fed the cat", "wug", v + 1),
+    ]
+    together = tiny_lm.score(seqs, slot, nonce_of_row=[v, v + 1])
+    apart = [tiny_lm.score([s], slot, nonce_of_row=[r])[0] for s, r in zip(seqs, [v, v + 1])]
+    assert torch.allclose(torch.tensor(together), torch.tensor(apart), atol=1e-4)
+
+
+def test_decode_prints_nonce_ids_as_their_word(tiny_lm):
+    v = tiny_lm.vocab_size
+    ids = tiny_lm.encode("the wug sang", "wug", v, bos=False)
+    assert "wug" in tiny_lm.decode(ids, {v: "wug"})
