@@ -15,6 +15,7 @@ the store.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -26,6 +27,7 @@ from backends.knn_store import KnnStore, StoreConfig
 from backends.learners.base import Learner, NonceEmbedding, example_ids
 from backends.learners.centroid import centroid_vectors
 from backends.nonce_lm import NonceLM, NonceSlot
+from backends.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +65,28 @@ def states_before(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot | None):
 
 @lru_cache(maxsize=2)
 def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndarray]:
-    """(keys [m, d], next tokens [m]) over ordinary text: the cache's background store."""
+    """(keys [m, d], next tokens [m]) over ordinary text: the cache's background store.
+
+    A constant of the LM, so it is computed once and kept in the cache folder."""
     from backends.learners.token_tuning import replay_sentences
 
     if n_sentences == 0:
         return np.zeros((0, lm.dim), np.float32), np.zeros(0, np.int64)
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
+    # The name alone could be a reused folder name; a digest of the weights tells models apart.
+    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
+    path = load_settings().cache_dir / "stores" / f"{name}-{digest}-background-{n_sentences}.npz"
+    if path.exists():
+        with np.load(path) as saved:
+            return saved["keys"], saved["values"]
     seqs = [lm.encode(s) for s in replay_sentences(n_sentences)]
     parts = [states_before(lm, seqs[i : i + 16], None) for i in range(0, len(seqs), 16)]
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    keys, values = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial_path = path.with_suffix(".tmp.npz")
+    np.savez(partial_path, keys=keys, values=values)
+    partial_path.replace(path)  # readers never see a half-written file
+    return keys, values
 
 
 # The word's own entries are stored under this placeholder; the hook maps it to whatever
