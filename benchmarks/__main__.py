@@ -1,0 +1,170 @@
+"""Command line: run a benchmark task, print its table, optionally write its JSON record.
+
+python -m benchmarks chimera --learner all --limit 20 --json benchmarks/results/chimera.json
+python -m benchmarks defgen --learner centroid,prompting --shots 1,3
+python -m benchmarks perf --skip-cold
+python -m benchmarks report          # rewrite benchmarks/RESULTS.md from results/*.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from backends.learners import parse_learners
+from benchmarks.results import Run
+from benchmarks.runs import RunOptions
+from benchmarks.tasks import get_task, task_names
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(float(part)) for part in text.split(",") if part.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("task", help=f"one of: {', '.join(task_names())}, or report")
+    parser.add_argument("--data", help="data file(s), comma-separated (default: the dev sets)")
+    parser.add_argument("--learner", default="all", help="NAME, NAME,NAME or all")
+    parser.add_argument("--lm", default=None, help="LM preset (default: the settings' LM)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument(
+        "--shots", type=_ints, default=(1, 2, 3), help="defgen/tournament: k values"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N items per task")
+    parser.add_argument("--json", type=Path, default=None, help="write the run record here")
+    parser.add_argument("--tt-steps", type=int, default=2, help="token tuning steps (TT-N)")
+    parser.add_argument("--tt-lr", type=float, default=0.01, help="token tuning learning rate")
+    parser.add_argument("--max-new-tokens", type=int, default=32, help="definition length cap")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--db", default=None, help="tournament: vote store path or URL")
+    parser.add_argument("--tie-margin", type=float, default=0.01, help="tournament: F1 tie band")
+    parser.add_argument("--skip-cold", action="store_true", help="perf: skip the GGUF conversion")
+    parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
+    parser.add_argument("--knn-sizes", type=_ints, default=(10_000, 100_000))
+    parser.add_argument("--vote-sizes", type=_ints, default=(10_000, 100_000))
+    parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch and faiss CPU threads (0: their default)"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    return parser
+
+
+def _options(args: argparse.Namespace, task) -> RunOptions:
+    data = tuple(Path(p) for p in args.data.split(",")) if args.data else task.default_data
+    missing = [str(p) for p in data if not Path(p).is_file()]
+    if missing:
+        raise ValueError(f"data file(s) not found: {', '.join(missing)}")
+    big = (1_000_000,) if args.big else ()
+    return RunOptions(
+        data=tuple(Path(p) for p in data),
+        learners=tuple(parse_learners(args.learner)),
+        lm=args.lm,
+        device=args.device,
+        shots=args.shots,
+        limit=args.limit,
+        tt_steps=args.tt_steps,
+        tt_lr=args.tt_lr,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        db=args.db,
+        tie_margin=args.tie_margin,
+        skip_cold=args.skip_cold,
+        big=args.big,
+        knn_sizes=tuple(args.knn_sizes) + big,
+        vote_sizes=tuple(args.vote_sizes) + big,
+    )
+
+
+def set_threads(threads: int) -> None:
+    """Pin torch's and faiss's CPU thread pools; on a shared CPU, 1 avoids OpenMP spin-waits
+    (an IVF-PQ build at 10^4 vectors took 165 s with 2 threads, 11 s with 1, at load 13)."""
+    if threads <= 0:
+        return
+    import faiss
+    import torch
+
+    torch.set_num_threads(threads)
+    faiss.omp_set_num_threads(threads)
+
+
+def format_table(record: dict) -> str:
+    """The run's rows as an aligned text table (the union of the rows' keys, config left out)."""
+    rows = record["results"]
+    columns = list(dict.fromkeys(k for row in rows for k in row if k != "config"))
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [
+        max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)
+    ]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
+    )
+    try:
+        if args.task == "report":
+            from benchmarks.report import write_report
+
+            print(f"wrote {write_report(args.results)}")
+            return 0
+        task = get_task(args.task)
+        set_threads(args.threads)
+        options = _options(args, task)
+        start = time.perf_counter()
+        results = task.run_function()(options)
+    except (ValueError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    from backends.pipeline import load_lm
+
+    command = "python -m benchmarks " + shlex.join(sys.argv[1:] if argv is None else argv)
+    run = Run(
+        task.name,
+        task.version,
+        load_lm(options.lm, options.device).name,
+        ",".join(_relative(p) for p in options.data),
+        results,
+        command,
+        {"seconds": round(time.perf_counter() - start, 1), "device": options.device},
+    )
+    record = run.record()
+    print(f"{task.name} on {record['lm']} ({record['data'] or 'no data'})")
+    print(format_table(record))
+    if args.json:
+        run.write(args.json)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _relative(path: Path) -> str:
+    from benchmarks.data import REPO_ROOT
+
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT.parent))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

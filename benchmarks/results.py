@@ -1,0 +1,86 @@
+"""One typed result schema for every benchmark task (after lm-evaluation-harness).
+
+A run writes `{"task", "lm", "data", "results": [{"learner", "shots", "n", <metric>: value,
+...}], ...}`: one `Result` per (learner, shots) row, metrics flattened into the row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Result:
+    """One row of a task's results: a learner at a number of shots, over n items."""
+
+    learner: str
+    shots: int | None  # example sentences seen (Chimera: the level); None where it does not apply
+    n: int  # items scored
+    metrics: dict[str, float]  # metric name -> value (see the task's declared metrics)
+    config: dict = field(default_factory=dict)  # learner settings and scoring choices
+    case: str = ""  # perf only: what was measured
+
+    def record(self) -> dict:
+        row: dict = {"learner": self.learner, "shots": self.shots, "n": self.n}
+        if self.case:
+            row["case"] = self.case
+        row.update({k: _rounded(v) for k, v in self.metrics.items()})
+        if self.config:
+            row["config"] = self.config
+        return row
+
+
+@dataclass(frozen=True)
+class Run:
+    """A task run: where the rows came from and how to reproduce them."""
+
+    task: str
+    version: int
+    lm: str
+    data: str
+    results: list[Result]
+    command: str
+    settings: dict = field(default_factory=dict)  # run-wide choices (nonce string, judge, ...)
+
+    def record(self) -> dict:
+        return {
+            "task": self.task,
+            "version": self.version,
+            "lm": self.lm,
+            "data": self.data,
+            "results": [r.record() for r in self.results],
+            "settings": self.settings,
+            "command": self.command,
+            "machine": machine(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.record(), indent=1, ensure_ascii=False) + "\n")
+
+
+def _rounded(value: float) -> float | None:
+    """4 significant decimals keep the committed JSON small; nan becomes null."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return round(float(value), 4) if isinstance(value, float) else value
+
+
+def machine() -> str:
+    """'Linux x86_64, 2 CPUs, Python 3.x, torch 2.x (cpu)' — enough to compare runs."""
+    import os
+
+    import torch
+
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}, torch {torch.__version__} ({device})"
+    )

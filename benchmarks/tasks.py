@@ -1,0 +1,113 @@
+"""The benchmark tasks, declared as data (after lm-evaluation-harness): name, default data,
+metrics with their direction, version, and the function that runs the task.
+
+Chimera (Lazaridou, Marelli & Baroni 2017), Definitional Nonce (Herbelot & Baroni 2017),
+DefGen, Cloze and the automatic Elo tournament (CoLLEGe, Teehan, Lake & Ren 2024), and
+speed/memory measurements (perf).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from backends.registry import unknown_name_message
+from benchmarks import data
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    higher_is_better: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    description: str
+    default_data: tuple[str, ...]  # files read when --data is not given
+    metrics: tuple[Metric, ...]
+    version: int  # bump when scoring changes, so old result files are not compared blindly
+    runner: str  # "module:function" taking RunOptions, returning list[Result]; imported lazily
+
+    def run_function(self) -> Callable:
+        module, function = self.runner.split(":")
+        return getattr(importlib.import_module(module), function)
+
+
+SPEARMAN = Metric("spearman", True, "mean over items of Spearman rho(cos, human ratings)")
+MRR = Metric("mrr", True, "mean reciprocal rank of the gold word among the candidates")
+MEDIAN_RANK = Metric("median_rank", False, "median rank of the gold word")
+BERTSCORE = Metric("bertscore_f1", True, "BERTScore F1 vs the reference (local encoder)")
+ROUGE = Metric("rouge_l", True, "ROUGE-L F1 vs the reference")
+ACCURACY = Metric("accuracy", True, "fraction of items whose gold candidate scored highest")
+CHANCE = Metric("chance", True, "expected accuracy of a random pick (1 / candidates)")
+ELO = Metric("elo", True, "online Elo (init 1000, K 4) over this run's automatic votes")
+BT = Metric("bt_score", True, "Bradley-Terry score on the Elo scale, 95% bootstrap interval")
+SECONDS = Metric("seconds", False, "wall-clock seconds")
+
+TASKS: dict[str, Task] = {
+    t.name: t
+    for t in (
+        Task(
+            "chimera",
+            "Chimera: cos(learned input vector, probe reference vectors) vs human ratings",
+            tuple(str(data.chimera_path(level)) for level in data.CHIMERA_LEVELS),
+            (SPEARMAN,),
+            1,
+            "benchmarks.word_tasks:run_chimera",
+        ),
+        Task(
+            "nonce",
+            "Definitional Nonce: rank of the gold word's reference vector among WordNet lemmas",
+            (str(data.definitional_nonce_path()),),
+            (MRR, MEDIAN_RANK),
+            1,
+            "benchmarks.word_tasks:run_nonce",
+        ),
+        Task(
+            "defgen",
+            "DefGen: generated definition (first sentence) vs the WordNet gloss, 1-3 shots",
+            (str(data.SETS_DIR / "defgen.dev.jsonl"),),
+            (BERTSCORE, ROUGE),
+            1,
+            "benchmarks.defgen:run_defgen",
+        ),
+        Task(
+            "cloze",
+            "Cloze: pick, by LM log-probability, which of 5 new words fills the blank",
+            (str(data.SETS_DIR / "cloze.dev.jsonl"),),
+            (ACCURACY, CHANCE),
+            1,
+            "benchmarks.cloze:run_cloze",
+        ),
+        Task(
+            "tournament",
+            "Automatic Elo tournament on DefGen items, judged by BERTScore F1 to the reference",
+            (str(data.SETS_DIR / "defgen.dev.jsonl"),),
+            (ELO, BT),
+            1,
+            "benchmarks.defgen:run_tournament",
+        ),
+        Task(
+            "perf",
+            "Speed and memory: learners, batched definitions, model load, kNN store, ratings",
+            (),
+            (SECONDS,),
+            1,
+            "benchmarks.perf:run_perf",
+        ),
+    )
+}
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(unknown_name_message("task", name, TASKS))
+    return TASKS[name]
+
+
+def task_names() -> list[str]:
+    return list(TASKS)

@@ -1,0 +1,85 @@
+"""Word reference vectors in the LM's input-embedding space, and cosine similarity.
+
+DESIGN.md, "Benchmarks": for a known word w, the reference vector is the mean of the LM's
+input embeddings of the tokens of " w". The Definitional Nonce candidate matrix (all
+WordNet single-word lemmas) is computed once per LM and cached as float16.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from backends.nonce_lm import NonceLM
+from backends.settings import load_settings
+
+log = logging.getLogger(__name__)
+
+CANDIDATES_VERSION = 1  # bump when the reference-vector definition changes
+
+
+@torch.no_grad()
+def reference_vectors(lm: NonceLM, words: list[str], batch: int = 4096) -> np.ndarray:
+    """[len(words), d] float32: mean input embedding of the tokens of " w" for each w."""
+    out = np.zeros((len(words), lm.dim), dtype=np.float32)
+    for start in range(0, len(words), batch):
+        chunk = words[start : start + batch]
+        ids = lm.tokenizer([" " + w for w in chunk], add_special_tokens=False)["input_ids"]
+        flat = torch.tensor([i for seq in ids for i in seq], device=lm.device)
+        offsets = torch.tensor([0, *np.cumsum([len(s) for s in ids])[:-1]], device=lm.device)
+        # EmbeddingBag's mean over each word's tokens: [len(chunk), d]
+        means = torch.nn.functional.embedding_bag(flat, lm.input_matrix, offsets, mode="mean")
+        out[start : start + len(chunk)] = means.float().cpu().numpy()
+    return out
+
+
+def normalise(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero), so a dot product is a cosine."""
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+def unit(vector: np.ndarray | torch.Tensor) -> np.ndarray:
+    """A [d] vector (numpy or torch, any device) as float32 numpy of unit length."""
+    if isinstance(vector, torch.Tensor):
+        vector = vector.detach().float().cpu().numpy()
+    vector = np.asarray(vector, dtype=np.float32)
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+def cosines(vector: np.ndarray | torch.Tensor, matrix: np.ndarray) -> np.ndarray:
+    """Cosine of one [d] vector with every row of a [n, d] matrix -> [n]."""
+    return normalise(matrix.astype(np.float32, copy=False)) @ unit(vector)
+
+
+def _cache_file(lm: NonceLM) -> Path:
+    safe = re.sub(r"[^\w.-]+", "_", lm.name)
+    folder = load_settings().cache_dir / "benchmarks" / safe
+    return folder / f"lemma-vectors-v{CANDIDATES_VERSION}-V{lm.vocab_size}.npz"
+
+
+def candidate_matrix(lm: NonceLM, extra_words: list[str]) -> tuple[list[str], np.ndarray]:
+    """(sorted words, [n, d] unit rows): WordNet single-word lemmas ∪ `extra_words`, lowercased.
+
+    The lemma part is cached under the cache dir, keyed by LM name and vocabulary size."""
+    from backends.lexicon import single_word_lemmas
+
+    path = _cache_file(lm)
+    if path.exists():
+        cached = np.load(path)
+        lemmas, matrix = list(cached["words"]), cached["vectors"].astype(np.float32)
+    else:
+        lemmas = single_word_lemmas()
+        matrix = reference_vectors(lm, lemmas)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, words=np.array(lemmas), vectors=matrix.astype(np.float16))
+        log.info("cached %d lemma reference vectors at %s", len(lemmas), path)
+    known = set(lemmas)
+    extra = sorted({w.lower() for w in extra_words} - known)
+    words = lemmas + extra
+    matrix = np.concatenate([matrix, reference_vectors(lm, extra)]) if extra else matrix
+    return words, normalise(matrix)

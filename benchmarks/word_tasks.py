@@ -1,0 +1,99 @@
+"""Word-vector tasks: Chimera (Lazaridou, Marelli & Baroni 2017) and Definitional Nonce
+(Herbelot & Baroni 2017), scored on the learned *input* vector by cosine to reference vectors.
+
+Chimera: per item, Spearman ρ between cos(learned, probe reference vectors) and the mean
+human ratings, averaged over items (items where ρ is undefined are skipped). Definitional
+Nonce: rank of the gold word among WordNet single-word lemmas ∪ the gold words; MRR and
+median rank. The blank is filled with the made-up string `runs.NONCE`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from backends.pipeline import load_lm
+from benchmarks import data, metrics
+from benchmarks.results import Result
+from benchmarks.runs import NONCE, RunOptions, describe_config, examples_for, learn_each, limited
+from benchmarks.vectors import cosines, reference_vectors, unit
+
+log = logging.getLogger(__name__)
+
+
+def chimera_rho(similarities: list[float], ratings: list[float]) -> float:
+    """Spearman ρ between a learner's similarities to the probes and the human ratings."""
+    return metrics.spearman(similarities, ratings)
+
+
+def gold_rank(similarities: np.ndarray, gold: int) -> int:
+    """1-based rank of row `gold`: 1 + rows scoring strictly higher (vectorised rank_of)."""
+    return 1 + int(np.sum(similarities > similarities[gold]))
+
+
+def nanmean(values: list[float]) -> tuple[float, int]:
+    """(mean of the non-nan values, how many there were)."""
+    kept = [v for v in values if not math.isnan(v)]
+    return (sum(kept) / len(kept) if kept else math.nan), len(kept)
+
+
+def chimera_level(path: Path, items: list[data.ChimeraItem]) -> int:
+    """The level from the file name (`.l4.`), else the passages of the first item."""
+    match = re.search(r"\.l(\d)\.", path.name)
+    return int(match.group(1)) if match else len(items[0].examples)
+
+
+def run_chimera(options: RunOptions) -> list[Result]:
+    lm = load_lm(options.lm, options.device)
+    results = []
+    for path in options.data:
+        items = data.load_chimera(path=path)
+        level = chimera_level(path, items)
+        rhos: dict[str, list[float]] = defaultdict(list)
+        for item in limited(items, options.limit):
+            probes = reference_vectors(lm, item.probes)  # [p, d]
+            examples = examples_for(item.examples)
+            for emb in learn_each(lm, options.learners, NONCE, examples, options):
+                sims = cosines(emb.input_vector, probes).tolist()
+                rhos[emb.learner].append(chimera_rho(sims, item.ratings))
+        for learner in options.learners:
+            mean, n = nanmean(rhos[learner])
+            config = describe_config(learner, options)
+            results.append(Result(learner, level, n, {"spearman": mean}, config))
+            log.info("chimera L%d %s: rho %.3f over %d items", level, learner, mean, n)
+    return results
+
+
+def run_nonce(options: RunOptions) -> list[Result]:
+    from benchmarks.vectors import candidate_matrix
+
+    lm = load_lm(options.lm, options.device)
+    items = [item for path in options.data for item in data.load_definitional_nonce(path)]
+    items = limited(items, options.limit)
+    words, matrix = candidate_matrix(lm, [item.word for item in items])
+    index = {w: i for i, w in enumerate(words)}
+    ranks: dict[str, list[int]] = defaultdict(list)
+    for item in items:
+        examples = examples_for([item.sentence])
+        for emb in learn_each(lm, options.learners, NONCE, examples, options):
+            sims = matrix @ unit(emb.input_vector)
+            ranks[emb.learner].append(gold_rank(sims, index[item.word.lower()]))
+    config_common = {"candidates": len(words)}
+    return [
+        Result(
+            learner,
+            1,
+            len(ranks[learner]),
+            {
+                "mrr": metrics.mrr(ranks[learner]),
+                "median_rank": metrics.median_rank(ranks[learner]),
+            },
+            {**describe_config(learner, options), **config_common},
+        )
+        for learner in options.learners
+    ]
