@@ -1,0 +1,145 @@
+"""CoLLEGe generator mechanics on tiny random models; one integration test on the shipped asset."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from backends.inputs import Example
+from backends.learners.college import (
+    DEFAULT_PATH,
+    CollegeGenerator,
+    CollegeLearner,
+    ConceptState,
+    GeneratorConfig,
+)
+from backends.train_college import regression_loss
+
+
+class TinyTokenizer:
+    """Whitespace tokenizer over a growing vocabulary, with a mask token."""
+
+    mask_token = "[MASK]"
+
+    def __init__(self):
+        self.vocab = {"[PAD]": 0, "[MASK]": 1}
+
+    def __call__(self, texts, padding, truncation, max_length, return_tensors):
+        rows = [
+            [self.vocab.setdefault(w, len(self.vocab)) for w in t.split()][:max_length]
+            for t in texts
+        ]
+        width = max(len(r) for r in rows)
+        ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+        return _Batch(input_ids=ids, attention_mask=mask)
+
+
+class _Batch(dict):
+    def to(self, device):
+        return self
+
+
+class TinyEncoder(torch.nn.Module):
+    """A frozen embedding table standing in for the masked-LM encoder."""
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.table = torch.nn.Embedding(200, d)
+        self.device = torch.device("cpu")
+
+    def forward(self, input_ids, attention_mask):
+        return type("Out", (), {"last_hidden_state": self.table(input_ids)})
+
+
+@pytest.fixture
+def tiny():
+    torch.manual_seed(0)
+    cfg = GeneratorConfig(d_enc=16, d_lm=24, n_heads=2, d_ff=32, norm_in=1.5, norm_out=0.7)
+    return CollegeGenerator(cfg).eval(), TinyEncoder(16).requires_grad_(False), TinyTokenizer()
+
+
+SENTENCES = ["the wug sat on a fence", "a wug sang at dawn", "two wugs ate the seeds"]
+
+
+def test_running_mean_equals_batch(tiny):
+    generator, encoder, tokenizer = tiny
+    together = ConceptState(generator, encoder, tokenizer, "wug").add(SENTENCES).embedding()
+    state = ConceptState(generator, encoder, tokenizer, "wug")
+    for sentence in SENTENCES:
+        state.add([sentence])
+    apart = state.embedding()
+    for a, b in zip(together, apart):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_word_is_masked(tiny):
+    generator, encoder, tokenizer = tiny
+    ConceptState(generator, encoder, tokenizer, "wug").add(SENTENCES)
+    assert "wug" not in tokenizer.vocab and "wugs" not in tokenizer.vocab
+    assert "[MASK]s" in tokenizer.vocab  # the inflection stays, as on the LM side
+
+
+def test_save_load_round_trip(tiny, tmp_path):
+    generator, encoder, tokenizer = tiny
+    generator.save(tmp_path, fp16=False)
+    loaded = CollegeGenerator.load(tmp_path)
+    assert loaded.config == generator.config
+    a = ConceptState(generator, encoder, tokenizer, "wug").add(SENTENCES).embedding()
+    b = ConceptState(loaded, encoder, tokenizer, "wug").add(SENTENCES).embedding()
+    torch.testing.assert_close(a, b)
+
+
+def test_head_norms_match_lm_after_calibration(tiny):
+    generator, *_ = tiny
+    features, mask = torch.randn(256, 7, 16), torch.ones(256, 7, dtype=torch.bool)
+    generator.calibrate_heads(features, mask)
+    with torch.no_grad():
+        vin, vout = generator(features, mask, torch.arange(256), 256)
+    assert vin.norm(dim=-1).mean() == pytest.approx(1.5, rel=0.15)
+    assert vout.norm(dim=-1).mean() == pytest.approx(0.7, rel=0.15)
+
+
+def test_training_step_lowers_loss(tiny):
+    generator, *_ = tiny
+    generator.train()
+    torch.manual_seed(1)
+    features, mask = torch.randn(8, 5, 16), torch.ones(8, 5, dtype=torch.bool)
+    target = torch.randn(8, 24)
+    optimizer = torch.optim.AdamW(generator.parameters(), lr=1e-3, weight_decay=0.1)
+
+    def loss():
+        vin, vout = generator(features, mask, torch.arange(8), 8)
+        return regression_loss(vin, target, 1.5) + regression_loss(vout, target, 0.7)
+
+    generator.eval()
+    with torch.no_grad():
+        before = float(loss())
+    generator.train()
+    for _ in range(5):
+        optimizer.zero_grad()
+        loss().backward()
+        optimizer.step()
+    generator.eval()
+    with torch.no_grad():
+        assert float(loss()) < before
+
+
+def test_missing_asset_names_the_training_command(tmp_path):
+    with pytest.raises(RuntimeError, match="python -m backends.train_college"):
+        CollegeLearner.from_pretrained(tmp_path / "nothing-here")
+
+
+@pytest.mark.integration
+def test_shipped_generator_learns_wug():
+    from backends.learners.base import mean_norms
+    from backends.pipeline import load_lm
+
+    lm = load_lm(device="cpu")
+    learner = CollegeLearner.from_pretrained(DEFAULT_PATH)
+    examples = [Example("A wug sat on the fence and sang."), Example("The wugs flew south.")]
+    embedding = learner.learn(lm, "wug", examples)
+    assert embedding.input_vector.shape == (lm.dim,)
+    assert embedding.output_vector.shape == (lm.dim,)
+    norm_in, _ = mean_norms(lm)
+    assert 0.2 * norm_in < float(embedding.input_vector.norm()) < 5 * norm_in
