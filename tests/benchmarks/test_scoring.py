@@ -1,0 +1,130 @@
+"""Each task's scoring on hand-made cases, with tiny fakes or a tiny random LM."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from backends.learners import NonceEmbedding
+from benchmarks import metrics
+from benchmarks.bertscore import greedy_f1
+from benchmarks.cloze import pick, sentence_rows, sentence_scores
+from benchmarks.defgen import judge
+from benchmarks.vectors import cosines, normalise, reference_vectors
+from benchmarks.word_tasks import chimera_level, chimera_rho, gold_rank, nanmean
+
+# --- chimera ----------------------------------------------------------------------------
+
+
+def test_chimera_perfect_ranking_gives_rho_one():
+    assert chimera_rho([0.9, 0.5, 0.1, 0.3], [5.0, 4.0, 1.0, 2.0]) == pytest.approx(1.0)
+    assert chimera_rho([0.1, 0.5, 0.9], [5.0, 4.0, 1.0]) == pytest.approx(-1.0)
+
+
+def test_chimera_mean_skips_undefined_items():
+    rho_constant = chimera_rho([0.2, 0.2, 0.2], [1.0, 2.0, 3.0])
+    assert math.isnan(rho_constant)
+    assert nanmean([1.0, rho_constant, 0.0]) == (0.5, 2)
+
+
+def test_chimera_level_from_file_name(tmp_path):
+    assert chimera_level(tmp_path / "chimeras.dataset.l4.tokenised.train.txt", []) == 4
+
+
+def test_cosines_against_hand_worked_vectors():
+    matrix = np.array([[1.0, 0.0], [0.0, 2.0], [-3.0, 0.0]], dtype=np.float32)
+    assert cosines(torch.tensor([2.0, 0.0]), matrix) == pytest.approx([1.0, 0.0, -1.0])
+
+
+# --- definitional nonce -----------------------------------------------------------------
+
+
+def test_gold_ranked_third_gives_reciprocal_rank_one_third():
+    sims = np.array([0.1, 0.9, 0.5, 0.7, 0.2])  # gold = row 2; rows 1 and 3 beat it
+    rank = gold_rank(sims, 2)
+    assert rank == 3
+    assert metrics.reciprocal_rank(rank) == pytest.approx(1 / 3)
+    others = [s for i, s in enumerate(sims) if i != 2]
+    assert rank == metrics.rank_of(sims[2], others)
+
+
+def test_reference_vector_is_mean_of_word_tokens(tiny_lm):
+    ids = tiny_lm.tokenizer(" unbelievable", add_special_tokens=False)["input_ids"]
+    expected = tiny_lm.input_matrix[ids].mean(0).numpy()
+    got = reference_vectors(tiny_lm, ["unbelievable", "cat"])
+    assert got.shape == (2, tiny_lm.dim)
+    assert got[0] == pytest.approx(expected, abs=1e-6)
+    assert np.linalg.norm(normalise(got), axis=1) == pytest.approx([1.0, 1.0])
+
+
+# --- defgen / bertscore / tournament -----------------------------------------------------
+
+
+def test_bertscore_of_identical_strings_is_one(tiny_scorer):
+    text = "a small bird that sings at dawn"
+    assert tiny_scorer.f1([text], [text]) == [pytest.approx(1.0, abs=1e-5)]
+    different = tiny_scorer.f1([text], ["an engine part made of steel"])[0]
+    assert different < 1.0
+
+
+def test_greedy_f1_hand_worked():
+    ref = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    cand = torch.tensor([[1.0, 0.0]])
+    # precision: the candidate token matches perfectly (1); recall: (1 + 0) / 2
+    assert greedy_f1(ref, cand) == pytest.approx(2 * 1 * 0.5 / 1.5)
+    assert greedy_f1(ref, torch.zeros(0, 2)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("f1_a", "f1_b", "verdict"),
+    [(0.80, 0.70, "a"), (0.70, 0.80, "b"), (0.705, 0.70, "tie"), (0.70, 0.70, "tie")],
+)
+def test_judge_margin(f1_a, f1_b, verdict):
+    assert judge(f1_a, f1_b, margin=0.01) == verdict
+
+
+# --- cloze -------------------------------------------------------------------------------
+
+
+def test_pick_takes_the_higher_score_first_on_ties():
+    assert pick([-12.0, -3.5, -7.0]) == 1
+    assert pick([-1.0, -1.0]) == 0
+
+
+def _embedding(lm, word, seed, prefix=""):
+    generator = torch.Generator().manual_seed(seed)
+    vin, vout = torch.randn(lm.dim, generator=generator), torch.randn(lm.dim, generator=generator)
+    return NonceEmbedding("fake", word, vin, vout, prompt_prefix=prefix)
+
+
+def test_cloze_batch_equals_each_candidate_alone(tiny_lm):
+    sentence = "the cat sat on the ___ all day"
+    embeddings = [_embedding(tiny_lm, w, i) for i, w in enumerate(["dax", "wug", "fep"])]
+    batched = sentence_scores(tiny_lm, sentence, embeddings)
+    alone = [sentence_scores(tiny_lm, sentence, [e])[0] for e in embeddings]
+    assert batched == pytest.approx(alone, abs=1e-4)  # row r sees only its own word
+    assert pick(batched) == int(np.argmax(alone))
+
+
+def test_cloze_picks_the_candidate_whose_word_the_lm_expects(tiny_lm):
+    sentence = "the cat sat on the ___"
+    plain = [_embedding(tiny_lm, w, i) for i, w in enumerate(["dax", "wug"])]
+    # "dax" gets an output vector against the hidden state that predicts the blank (its
+    # logit there is very negative), "wug" a zero one (an ordinary, unremarkable logit).
+    rows, _ = sentence_rows(tiny_lm, sentence, plain)
+    ids, mask = tiny_lm.pad(rows[1:], left=False)
+    hidden = tiny_lm.hidden(ids, mask, None).last_hidden_state[0]
+    blank = rows[1].index(tiny_lm.vocab_size + 1) - 1  # the position predicting the word
+    plain[0].output_vector = -50 * hidden[blank] / hidden[blank].norm()
+    plain[1].output_vector = torch.zeros(tiny_lm.dim)
+    assert pick(sentence_scores(tiny_lm, sentence, plain)) == 1
+
+
+def test_cloze_counts_only_the_sentence_tokens(tiny_lm):
+    sentence = "the ___ barked"
+    with_prefix = _embedding(tiny_lm, "dax", 0, prefix="a dax is a dog\n")
+    rows, lengths = sentence_rows(tiny_lm, sentence, [with_prefix])
+    body = tiny_lm.encode("the dax barked", "dax", tiny_lm.vocab_size, bos=False)
+    assert lengths == [len(body)]
+    assert rows[0][-len(body) :] == body
