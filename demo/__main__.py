@@ -17,7 +17,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     export.add_argument("--out", required=True, help="file to write ('-' for standard output)")
     export.add_argument("--judge", choices=("human", "auto"), default=None, help="default: both")
-    export.add_argument("--db", default=None, help="SQLite path or database URL (default: NONCE_DB)")
+    export.add_argument("--db", help="SQLite path or database URL (default: NONCE_DB)")
     return parser
 
 

@@ -13,11 +13,13 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.learners import parse_learners
 from backends.models import LM_PRESETS
-from backends.pipeline import LearnResult
+
+if TYPE_CHECKING:
+    from backends.pipeline import LearnResult
 from demo import engine
 from demo.arena import Arena, checked_item
 from demo.boards import Boards

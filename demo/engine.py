@@ -12,13 +12,16 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
-from backends.pipeline import LearnResult, learn, load_lm, map_points
 from backends.settings import Device, load_settings, resolve_device
 from demo.gpu import gpu
 from demo.store import Item
+
+if TYPE_CHECKING:  # the pipeline (transformers, faiss, scikit-learn) loads on first use
+    from backends.pipeline import LearnResult
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,8 @@ def set_up_lm(name: str | None, device: Device, progress: Progress = no_progress
     what = "converting" if first else "loading"
     wait = "about a minute, once per machine" if first else "a few seconds"
     progress(0.02, desc=f"Setting up {name} on {where}: {what} the model ({wait})…")
+    from backends.pipeline import load_lm
+
     with _LM_LOCK:
         load_lm(name, device)
     _loaded.add((name, where))
@@ -64,6 +69,8 @@ def run_learn(
     max_new_tokens: int = 32,
 ) -> LearnResult:
     """backends.pipeline.learn under the LM lock (GPU-bound on a ZeroGPU Space)."""
+    from backends.pipeline import learn
+
     with _LM_LOCK:
         return learn(
             word,
@@ -128,5 +135,7 @@ def remember(cache: DefinitionCache, result: LearnResult, item: Item, configs: d
 
 def run_map(result: LearnResult, space: str) -> tuple[list, str]:
     """backends.pipeline.map_points (t-SNE) under the LM lock: it reads the LM's index."""
+    from backends.pipeline import map_points
+
     with _LM_LOCK:
         return map_points(result, space)  # type: ignore[arg-type]

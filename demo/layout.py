@@ -7,6 +7,7 @@ keyed by component name) onto the components.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -65,19 +66,21 @@ def _learn_tab(settings: DemoSettings) -> Components:
     ui: Components = {}
     with gr.Row():
         with gr.Column(scale=2):
-            ui["word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS)
+            ui["word"] = gr.Textbox(
+                label="New word", max_length=MAX_WORD_CHARS, elem_id="learn-word"
+            )
             ui["sentences"] = gr.Textbox(
                 label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
                 lines=4,
                 max_lines=MAX_EXAMPLES + 2,
+                elem_id="learn-sentences",
             )
             ui["definition"] = gr.Textbox(
                 label="Definition hint (optional; the definition reader reads it)",
                 max_length=MAX_DEFINITION_CHARS,
             )
-            ui["learners"] = gr.CheckboxGroup(
-                learner_names(), value=learner_names(), label="Learners"
-            )
+            chosen = list(settings.learn_learners) or learner_names()
+            ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
             with gr.Row():
                 ui["lm"] = gr.Dropdown(
                     list(LM_PRESETS), value=load_settings().lm, label="Language model"
@@ -88,7 +91,7 @@ def _learn_tab(settings: DemoSettings) -> Components:
                     label="Where it runs",
                 )
             gr.Markdown(_hardware_note())
-            ui["learn"] = gr.Button("Learn", variant="primary")
+            ui["learn"] = gr.Button("Learn", variant="primary", elem_id="learn-button")
             gr.Examples(
                 [
                     [e.word, "\n".join(e.examples), e.definition]
@@ -118,19 +121,29 @@ def _arena_tab() -> Components:
         "or on your own word and sentences; then say which definition is better."
     )
     with gr.Row():
-        ui["battle_pool"] = gr.Button("Battle on a prepared word", variant="primary")
-        ui["battle_own"] = gr.Button("Battle on my word")
-    with gr.Accordion("My word (for “Battle on my word”)", open=False):
-        ui["own_word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS)
-        ui["own_sentences"] = gr.Textbox(label="Sentences, one per line", lines=3)
-    ui["battle_word"] = gr.Textbox(label="Word", interactive=False)
-    ui["battle_sentences"] = gr.Textbox(label="Sentences the learners saw", interactive=False)
+        ui["battle_pool"] = gr.Button(
+            "Battle on a prepared word", variant="primary", elem_id="battle-pool"
+        )
+        ui["battle_own"] = gr.Button("Battle on my word", elem_id="battle-own")
+    with gr.Accordion("My word (for “Battle on my word”)", open=False, elem_id="own-accordion"):
+        ui["own_word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS, elem_id="own-word")
+        ui["own_sentences"] = gr.Textbox(
+            label="Sentences, one per line", lines=3, elem_id="own-sentences"
+        )
+    ui["battle_word"] = gr.Textbox(label="Word", interactive=False, elem_id="battle-word")
+    ui["battle_sentences"] = gr.Textbox(
+        label="Sentences the learners saw", interactive=False, elem_id="battle-sentences"
+    )
     with gr.Row():
-        ui["definition_a"] = gr.Textbox(label="Definition A", interactive=False, lines=3)
-        ui["definition_b"] = gr.Textbox(label="Definition B", interactive=False, lines=3)
+        ui["definition_a"] = gr.Textbox(
+            label="Definition A", interactive=False, lines=3, elem_id="definition-a"
+        )
+        ui["definition_b"] = gr.Textbox(
+            label="Definition B", interactive=False, lines=3, elem_id="definition-b"
+        )
     with gr.Row():
         for choice, text in VOTES.items():
-            ui[f"vote_{choice}"] = gr.Button(text, interactive=False)
+            ui[f"vote_{choice}"] = gr.Button(text, interactive=False, elem_id=f"vote-{choice}")
     ui["reveal"] = gr.Markdown(elem_id="reveal")
     # the battle's id is all the page holds; the server keeps which learners it pits
     ui["battle_id"] = gr.Textbox(visible=False, label="battle id")
@@ -139,7 +152,7 @@ def _arena_tab() -> Components:
 
 def _leaderboard_tab() -> Components:
     ui: Components = {}
-    ui["refresh"] = gr.Button("Refresh")
+    ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
     for judge in ("human", "auto"):
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
         ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
@@ -263,6 +276,9 @@ def _ensure_browser_id(browser_id: str | None) -> str:
 def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.Blocks:
     """The whole UI, wired to `callbacks` (built from `settings` when None); not launched."""
     cb = callbacks or Callbacks(settings)
+    # Gradio 6 refits its queue statistics with pandas over every past event after each event
+    # (quadratic in traffic: ~0.1 s per vote after a few hundred); every 100 events is plenty
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "100")
     with gr.Blocks(title="Nonce Arena") as app:
         browser_id = gr.BrowserState(None, storage_key="nonce-arena-annotator")
         gr.Markdown(INTRO)

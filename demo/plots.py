@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import html
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backends.pipeline import LearnResult
-from backends.projection import MapPoint
+if TYPE_CHECKING:
+    from backends.pipeline import LearnResult
+    from backends.projection import MapPoint
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6")
 

@@ -29,6 +29,8 @@ class DemoSettings:
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # Vote store: a SQLite path or a database URL (NONCE_DB); empty = cache_dir/votes.sqlite.
     db: str = ""
+    # Learners ticked on the Learn tab at first (NONCE_LEARN_LEARNERS); empty = every one.
+    learn_learners: tuple[str, ...] = ()
     # Learners the arena pits against each other (NONCE_ARENA_LEARNERS); empty = every one.
     arena_learners: tuple[str, ...] = ()
     # Token tuning steps in arena battles: few, so a battle stays cheap (NONCE_ARENA_TT_STEPS).
@@ -77,14 +79,18 @@ def _rate(name: str, base: RateLimit) -> RateLimit:
     return RateLimit(per_minute=value, burst=base.burst)
 
 
+def _names(name: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in _env(name).split(",") if n.strip())
+
+
 def load_demo_settings() -> DemoSettings:
     """Read NONCE_* (and the Space's SPACE_ID/OAUTH_CLIENT_ID) environment variables once."""
     base = DemoSettings()
-    learners = tuple(n.strip() for n in _env("NONCE_ARENA_LEARNERS").split(",") if n.strip())
     return DemoSettings(
         cache_dir=base.cache_dir,
         db=_env("NONCE_DB"),
-        arena_learners=learners,
+        learn_learners=_names("NONCE_LEARN_LEARNERS"),
+        arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
         vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),

@@ -1,0 +1,124 @@
+"""The app launched in-process on a free port, driven through its API with gradio_client."""
+
+from __future__ import annotations
+
+import json
+import socket
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from gradio_client import Client
+
+from demo.callbacks import Callbacks
+from demo.layout import build_app
+from demo.settings import DemoSettings, RateLimit
+
+pytestmark = pytest.mark.integration
+
+FAST = ["centroid", "prompting"]
+SENTENCES = "A wug is a small <script>alert(1)</script> bird.\nThe wug sang all night."
+OPEN = RateLimit(per_minute=1e6, burst=10_000)  # the concurrency test votes fast on purpose
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """(url, callbacks) of a running app whose arena pits the fast learners on a small pool."""
+    folder = tmp_path_factory.mktemp("app")
+    pool = folder / "pool.jsonl"
+    words = ["blick", "dax", "fep", "toma"]
+    pool.write_text(
+        "\n".join(json.dumps({"word": w, "examples": [f"A {w} sat here."]}) for w in words)
+    )
+    settings = DemoSettings(
+        cache_dir=folder,
+        arena_learners=tuple(FAST),
+        arena_items=pool,
+        vote_limit=OPEN,
+        battle_limit=OPEN,
+        leaderboard_rounds=20,
+        event_concurrency=20,
+    )
+    callbacks = Callbacks(settings)
+    app = build_app(settings, callbacks).queue()
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/", callbacks
+    app.close()
+    callbacks.store.close()
+
+
+def client_of(url: str) -> Client:
+    # plain http on localhost: ssl_verify=False spares loading the CA bundle on every request,
+    # ~0.1 s of CPU each, which would otherwise dominate 1 000 calls
+    return Client(url, verbose=False, ssl_verify=False)
+
+
+def human_votes(client: Client) -> str:
+    return client.predict(api_name="/leaderboard")[0]
+
+
+def test_learn_battle_vote_leaderboard(served):
+    url, callbacks = served
+    client = client_of(url)
+    status, cards, neighbours, tsne = client.predict(
+        "wug", SENTENCES, "", FAST, "gemma-3-270m", "cpu", "input", api_name="/learn"
+    )
+    assert "Ran on **cpu**" in status and all(name in cards for name in FAST)
+    assert "&lt;script&gt;" not in cards or "<script>" not in cards
+    assert neighbours and tsne  # Plotly figures came back
+    before = human_votes(client)
+    # the Learn run filled the definition cache: this battle needs no model
+    shown = client.predict("wug", SENTENCES, None, api_name="/battle_own")
+    battle_id, word, sentences, definition_a, definition_b = shown[:5]
+    assert word == "wug" and "<script>alert(1)</script>" in sentences
+    assert {definition_a, definition_b} <= {c.strip() for c in _definitions(callbacks)}
+    reveal = client.predict(battle_id, None, api_name="/vote_b")
+    assert "A was" in (reveal if isinstance(reveal, str) else reveal[0])
+    after = human_votes(client)
+    assert before != after and "1 votes" in after
+
+
+def _definitions(callbacks: Callbacks) -> list[str]:
+    return list(callbacks.cache._data.values())
+
+
+def test_forged_and_second_votes_are_refused_through_the_api(served):
+    url, callbacks = served
+    callbacks.arena.prefill(callbacks.arena.pool, {"centroid": "x", "prompting": "y"})
+    client, other = client_of(url), client_of(url)
+    with pytest.raises(Exception, match="unknown battle"):
+        client.predict("forged-id", None, api_name="/vote_a")
+    battle_id = client.predict(None, api_name="/battle_pool")[0]
+    with pytest.raises(Exception, match="another annotator"):
+        other.predict(battle_id, None, api_name="/vote_a")
+    client.predict(battle_id, None, api_name="/vote_tie")
+    with pytest.raises(Exception, match="already has a vote"):
+        client.predict(battle_id, None, api_name="/vote_a")
+
+
+def test_twenty_clients_cast_five_hundred_votes(served):
+    url, callbacks = served
+    callbacks.arena.prefill(callbacks.arena.pool, {"centroid": "x", "prompting": "y"})
+    start = callbacks.store.count_votes("human")
+    choices = ["a", "b", "tie", "both_bad"]
+
+    def annotate(worker: int) -> int:
+        client = client_of(url)
+        for k in range(25):
+            battle_id = client.predict(None, api_name="/battle_pool")[0]
+            client.predict(battle_id, None, api_name=f"/vote_{choices[(worker + k) % 4]}")
+        return 25
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        assert sum(pool.map(annotate, range(20))) == 500
+    assert callbacks.store.count_votes("human") - start == 500
+    board = callbacks.boards.board("human")
+    assert board.votes == start + 500
+    assert sum(row.battles for row in board.ratings.rows) == 2 * board.votes
+    assert f"{start + 500} votes" in client_of(url).predict(api_name="/leaderboard")[0]

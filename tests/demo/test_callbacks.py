@@ -1,0 +1,191 @@
+"""The app's callbacks called as plain functions, with no model: definitions come from the cache."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from backends.inputs import InputError
+from backends.neighbours import Neighbour
+from demo.callbacks import Callbacks
+from demo.identity import Who, annotator_id
+from demo.items import arena_pool, ready_examples, split_sentences
+from demo.plots import neighbours_figure, win_rate_figure
+from demo.ratelimit import RateLimited, TokenBuckets
+from demo.settings import ASSETS, DemoSettings, RateLimit, load_demo_settings
+from demo.store import Item, VoteRefused
+from demo.text import definition_cards, literal
+
+FAST = ("centroid", "prompting")
+CHEAP = {"centroid": "a small striped bird", "prompting": "a kind of <b>tool</b>"}
+ALICE, BOB = Who(browser_id="alice-browser"), Who(browser_id="bob-browser")
+
+
+def write_pool(path, items):
+    path.write_text("\n".join(json.dumps({"word": w, "examples": ex}) for w, ex in items))
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path):
+    pool = write_pool(tmp_path / "pool.jsonl", [("blick", ["A blick sat on the fence."])])
+    return DemoSettings(
+        cache_dir=tmp_path,
+        arena_learners=FAST,
+        arena_items=pool,
+        vote_limit=RateLimit(per_minute=600, burst=50),
+        battle_limit=RateLimit(per_minute=600, burst=50),
+        leaderboard_rounds=20,
+    )
+
+
+@pytest.fixture
+def cb(settings):
+    callbacks = Callbacks(settings)
+    callbacks.arena.prefill(callbacks.arena.pool, CHEAP)
+    yield callbacks
+    callbacks.store.close()
+
+
+def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
+    shown = cb.battle_pool(ALICE)
+    assert shown["voting_open"] is True and shown["battle_word"] == "blick"
+    assert {shown["definition_a"], shown["definition_b"]} == set(CHEAP.values())
+    result = cb.vote(shown["battle_id"], "a", ALICE)
+    assert result["voting_open"] is False
+    assert "centroid" in result["reveal"] and "prompting" in result["reveal"]
+    boards = cb.leaderboards()
+    assert "1 votes" in boards["human_note"] and "0 votes" in boards["auto_note"]
+    assert set(boards["human_table"]["learner"]) == set(FAST)
+    assert boards["human_table"]["battles"].tolist() == [1, 1]
+
+
+def test_forged_and_replayed_votes_are_refused(cb):
+    with pytest.raises(VoteRefused, match="unknown battle"):
+        cb.vote("not-a-real-battle", "a", ALICE)
+    battle_id = cb.battle_pool(ALICE)["battle_id"]
+    with pytest.raises(VoteRefused, match="another annotator"):
+        cb.vote(battle_id, "a", BOB)
+    cb.vote(battle_id, "tie", ALICE)
+    with pytest.raises(VoteRefused, match="already has a vote"):
+        cb.vote(battle_id, "b", ALICE)
+    with pytest.raises(VoteRefused, match="unknown vote"):
+        cb.vote(cb.battle_pool(ALICE)["battle_id"], "c", ALICE)
+    assert cb.store.count_votes() == 1
+
+
+def test_own_word_battle_keeps_markup_as_text(cb):
+    sentences = "The <script>alert(1)</script> zorp ate it.\n\nA zorp is *bold*."
+    item = Item("zorp", tuple(split_sentences(sentences)))
+    cb.arena.prefill([item], CHEAP)
+    shown = cb.battle_own("zorp", sentences, ALICE)
+    assert "<script>alert(1)</script>" in shown["battle_sentences"]  # a Textbox shows it as text
+    stored = cb.store.get_battle(shown["battle_id"])
+    assert stored.item == item and stored.annotator == annotator_id(ALICE, cb.settings.id_salt)
+
+
+@pytest.mark.parametrize(
+    ("word", "sentences", "message"),
+    [
+        ("", "A blick.", "enter the new word"),
+        ("two words", "two words here", "single word"),
+        ("blick", "", "at least one sentence"),
+        ("blick", "No word here.", "does not contain"),
+    ],
+)
+def test_bad_input_is_refused_before_any_model_runs(cb, word, sentences, message):
+    with pytest.raises(InputError, match=message):
+        cb.learn(word, sentences, "", list(FAST), "gemma-3-270m", "cpu", "input")
+    with pytest.raises(InputError, match=message):
+        cb.battle_own(word, sentences, ALICE)
+
+
+def test_bad_choices_name_the_valid_ones(cb):
+    with pytest.raises(ValueError, match="did you mean 'centroid'"):
+        cb.learn("blick", "A blick.", "", ["centriod"], "gemma-3-270m", "cpu", "input")
+    with pytest.raises(ValueError, match="choose one of: gemma-3-270m"):
+        cb.learn("blick", "A blick.", "", list(FAST), "owner/model", "cpu", "input")
+    with pytest.raises(ValueError, match="export format"):
+        cb.export("xml", "human")
+
+
+def test_export_writes_every_vote_in_both_formats(cb):
+    for _ in range(3):
+        cb.vote(cb.battle_pool(ALICE)["battle_id"], "b", ALICE)
+    jsonl = cb.export("jsonl", "human")["export_file"]
+    rows = [json.loads(line) for line in open(jsonl, encoding="utf-8")]
+    assert len(rows) == 3 and rows[0]["annotator"].startswith("anon:")
+    assert "alice-browser" not in open(jsonl, encoding="utf-8").read()
+    with open(cb.export("csv", "all")["export_file"], encoding="utf-8") as handle:
+        assert len(list(csv.DictReader(handle))) == 3
+
+
+def test_rate_limit_per_annotator(cb, settings):
+    strict = Callbacks(settings.with_(vote_limit=RateLimit(per_minute=1, burst=1)))
+    strict.arena.prefill(strict.arena.pool, CHEAP)
+    strict.vote(strict.battle_pool(ALICE)["battle_id"], "a", ALICE)
+    second = strict.battle_pool(ALICE)["battle_id"]
+    with pytest.raises(RateLimited, match="try again"):
+        strict.vote(second, "a", ALICE)
+    strict.vote(strict.battle_pool(BOB)["battle_id"], "a", BOB)  # others are not held up
+
+
+def test_token_bucket_refills_with_time():
+    now = [0.0]
+    buckets = TokenBuckets(RateLimit(per_minute=60, burst=2), "votes", clock=lambda: now[0])
+    buckets.take("x"), buckets.take("x")
+    with pytest.raises(RateLimited):
+        buckets.take("x")
+    now[0] = 1.0  # one token per second
+    buckets.take("x")
+
+
+def test_annotator_ids_are_salted_hashes():
+    assert annotator_id(ALICE, "s") == annotator_id(ALICE, "s") != annotator_id(BOB, "s")
+    assert annotator_id(ALICE, "s") != annotator_id(ALICE, "other salt")
+    assert annotator_id(Who(hf_user="alice"), "s").startswith("hf:")
+    assert "alice" not in annotator_id(Who(hf_user="alice"), "s")
+    with pytest.raises(ValueError):
+        annotator_id(Who(), "s")
+
+
+def test_literal_shows_markup_as_characters():
+    shown = literal("<script>alert(1)</script> *x* [a](b)\n# h")
+    assert "<" not in shown and "&lt;script&gt;" in shown
+    assert r"\*x\*" in shown and r"\[a\]\(b\)" in shown and "\n" not in shown
+    cards = definition_cards("<img src=x>", [("centroid", "<b>hi</b>", 0.5)])
+    assert "<img" not in cards and "<b>" not in cards
+
+
+def test_figures_escape_tokens_and_keep_nan_cells():
+    from types import SimpleNamespace
+
+    row = SimpleNamespace(learner="centroid", neighbours={"input": [Neighbour("<a>", 7, 0.5)]})
+    fig = neighbours_figure(SimpleNamespace(word="w<", results=[row]), "input")
+    assert "&lt;a&gt;" in fig.data[0].y[0] and "<a>" not in fig.data[0].y[0]
+    heat = win_rate_figure(("a", "b"), np.array([[np.nan, 0.7], [0.3, np.nan]]), "t")
+    assert heat.data[0].text[0][0] == ""
+
+
+def test_shipped_assets_are_valid():
+    examples = ready_examples(ASSETS / "examples.json")
+    assert {"slithy", "borogove"} <= {e.word for e in examples}
+    pool = arena_pool(ASSETS / "arena_items.jsonl")
+    assert len(pool) >= 30 and all(2 <= len(i.examples) <= 3 for i in pool)
+
+
+def test_settings_read_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("NONCE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NONCE_ARENA_LEARNERS", "centroid, cache")
+    monkeypatch.setenv("NONCE_VOTES_PER_MIN", "5")
+    loaded = load_demo_settings()
+    assert loaded.db_target == str(tmp_path / "votes.sqlite")
+    assert loaded.arena_learners == ("centroid", "cache") and loaded.vote_limit.per_minute == 5
+    monkeypatch.setenv("NONCE_DB", "postgresql://db/votes")
+    assert load_demo_settings().db_target == "postgresql://db/votes"
+    monkeypatch.setenv("NONCE_VOTES_PER_MIN", "0")
+    with pytest.raises(ValueError, match="NONCE_VOTES_PER_MIN"):
+        load_demo_settings()

@@ -1,0 +1,47 @@
+"""The whole UI builds without launching, every button has an API name, and only the layout
+(and app.py) import Gradio."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gradio as gr
+
+from demo.callbacks import Callbacks
+from demo.layout import build_app
+from demo.settings import DemoSettings
+
+ENDPOINTS = {
+    "/learn",
+    "/redraw",
+    "/battle_pool",
+    "/battle_own",
+    "/vote_a",
+    "/vote_b",
+    "/vote_tie",
+    "/vote_both_bad",
+    "/leaderboard",
+    "/export",
+}
+
+
+def test_the_whole_ui_builds_with_every_endpoint(tmp_path):
+    callbacks = Callbacks(DemoSettings(cache_dir=tmp_path))
+    app = build_app(callbacks.settings, callbacks)
+    assert isinstance(app, gr.Blocks)
+    assert set(app.get_api_info()["named_endpoints"]) == ENDPOINTS
+    buttons = [b for b in app.blocks.values() if isinstance(b, gr.Button)]
+    named = {fn.api_name for fn in app.fns.values() if fn.api_name}
+    wired = {target[0] for fn in app.fns.values() if fn.api_name in named for target in fn.targets}
+    assert {b._id for b in buttons if not isinstance(b, gr.LoginButton)} <= wired
+    callbacks.store.close()
+
+
+def test_only_the_layout_imports_gradio():
+    code = (
+        "import sys, demo.callbacks, demo.arena, demo.boards, demo.engine, demo.plots, "
+        "demo.settings, demo.__main__; print('gradio' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
