@@ -30,7 +30,19 @@ def is_whole_word(piece: str) -> bool:
     if not piece.startswith(" "):
         return False
     body = piece[1:]
-    return len(body) >= 2 and body.isalpha()
+    return len(body) >= 2 and body.isalpha() and "\ufffd" not in body
+
+
+def piece_texts(tokenizer, pieces: list[str | None]) -> list[str]:
+    """Each vocabulary piece as the text it stands for, its leading space kept.
+
+    SentencePiece vocabularies (Gemma) mark a word start with "▁"; byte-level BPE ones
+    (SmolLM2, GPT-2) with "Ġ" and spell other bytes as stand-in characters, so those are
+    decoded through the tokenizer's own byte table."""
+    sample = [p for p in pieces[:5000] if p]
+    if sum(p.startswith("▁") for p in sample) >= sum(p.startswith("Ġ") for p in sample):
+        return [(p or "").replace("▁", " ") for p in pieces]
+    return [tokenizer.convert_tokens_to_string([p]) if p else "" for p in pieces]
 
 
 class VocabularyIndex:
@@ -40,9 +52,11 @@ class VocabularyIndex:
         if space not in ("input", "output"):
             raise ValueError(f"unknown space {space!r}: expected input or output")
         pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
-        marker = "▁" if any(p.startswith("▁") for p in pieces[:5000] if p) else "Ġ"
-        words = [(i, p.replace(marker, " ")) for i, p in enumerate(pieces) if p]
-        kept = [(i, w) for i, w in words if is_whole_word(w)]
+        kept = [
+            (i, text)
+            for i, text in enumerate(piece_texts(lm.tokenizer, pieces))
+            if is_whole_word(text)
+        ]
         self.ids = np.array([i for i, _ in kept], dtype=np.int64)
         self.tokens = [w.strip() for _, w in kept]
         matrix = lm.input_matrix if space == "input" else lm.output_matrix

@@ -70,6 +70,36 @@ def rescale(vector: torch.Tensor, norm: float) -> torch.Tensor:
     return vector * (norm / vector.norm().clamp(min=1e-8))
 
 
+@dataclass(frozen=True)
+class RowStats:
+    """Where an embedding matrix's rows sit: their mean, and how far a row lies from it."""
+
+    mean_row: torch.Tensor  # [d], the direction every row shares
+    spread: float  # mean L2 distance of a row from mean_row
+
+
+def row_stats(lm: NonceLM, space: str) -> RowStats:
+    """RowStats of the input ("input") or output ("output") matrix, computed once per LM."""
+    cache = lm.__dict__.setdefault("_row_stats", {})
+    if space not in cache:
+        matrix = lm.input_matrix if space == "input" else lm.output_matrix
+        with torch.no_grad():
+            mean_row = matrix.float().mean(0)
+            spread = float((matrix.float() - mean_row).norm(dim=-1).mean())
+        cache[space] = RowStats(mean_row.to(matrix.dtype), spread)
+    return cache[space]
+
+
+def like_a_row(vector: torch.Tensor, stats: RowStats) -> torch.Tensor:
+    """Keep the shared component, scale what is distinctive to a typical row's spread.
+
+    A mean of many rows is mostly the shared direction; rescaling it whole would amplify
+    that direction, which every hidden state scores highly, and the LM would then say the
+    new word everywhere. Scaling only the deviation places it where real tokens sit."""
+    deviation = vector - stats.mean_row.to(vector)
+    return stats.mean_row.to(vector) + rescale(deviation, stats.spread)
+
+
 def example_ids(lm: NonceLM, word: str, examples: list[Example], nonce_id: int) -> list[list[int]]:
     """Each example tokenised with the word as the nonce id."""
     return [lm.encode(ex.text, word, nonce_id) for ex in examples]

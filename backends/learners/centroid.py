@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from backends.inputs import Example
-from backends.learners.base import Learner, NonceEmbedding, example_ids, mean_norms, rescale
+from backends.learners.base import Learner, NonceEmbedding, example_ids, like_a_row, row_stats
 from backends.nonce_lm import NonceLM
 
 # Function words carry little of a word's meaning; Lazaridou et al. sum content words.
@@ -27,7 +27,7 @@ STOPWORDS = frozenset(
 class CentroidConfig:
     # Drop function words and punctuation before averaging.
     content_words_only: bool = True
-    # Scale the mean to the LM's average row norm, so the LM reads it as a word at all.
+    # Scale what is distinctive in the mean to a typical row's spread (see like_a_row).
     match_norm: bool = True
 
 
@@ -68,8 +68,8 @@ def centroid_vectors(
         vin = lm.input_matrix[index].mean(0)  # [d]
         vout = lm.output_matrix[index].mean(0)  # [d]
     if config.match_norm:
-        norm_in, norm_out = mean_norms(lm)
-        vin, vout = rescale(vin, norm_in), rescale(vout, norm_out)
+        vin = like_a_row(vin, row_stats(lm, "input"))
+        vout = like_a_row(vout, row_stats(lm, "output"))
     return vin, vout
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from backends.learners.base import Learner, NonceEmbedding, mean_norms, rescale
+from backends.learners.base import Learner, NonceEmbedding, like_a_row, row_stats
 from backends.learners.centroid import context_token_ids
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ class DefinitionReaderConfig:
     max_senses: int = 3
     # Read the word's own sub-word tokens (spelling).
     use_spelling: bool = True
-    # Scale the pooled vector to the LM's mean row norm.
+    # Scale what is distinctive in the pooled vector to a typical row's spread.
     match_norm: bool = True
 
 
@@ -63,20 +63,23 @@ class DefinitionReaderLearner(Learner):
 
     def _learn(self, lm, word, examples, definition):
         sources = auxiliary_texts(word, definition, self.config)
-        pooled = []
+        token_lists = []
         for name, text in sources.items():
             ids = lm.encode(text, bos=False)
             # The spelling is every sub-word piece; texts are read for their content words.
             ids = ids if name == "spelling" else context_token_ids(lm, ids, content_only=True)
             if ids:
-                with torch.no_grad():
-                    pooled.append(lm.input_matrix[torch.tensor(ids, device=lm.device)].mean(0))
-        if not pooled:
+                token_lists.append(torch.tensor(ids, device=lm.device))
+        if not token_lists:
             raise ValueError(f"nothing to read for {word!r}: give a definition")
-        vector = torch.stack(pooled).mean(0)  # mean over sources: each counts once
+        vin = self._pool(lm, lm.input_matrix, token_lists, "input")
+        vout = vin.clone() if lm.tied else self._pool(lm, lm.output_matrix, token_lists, "output")
+        return NonceEmbedding(self.name, word, vin, vout, info={"sources": sorted(sources)})
+
+    @torch.no_grad()
+    def _pool(self, lm, matrix, token_lists, space) -> torch.Tensor:
+        """Mean over each source's tokens, then over sources (each source counts once)."""
+        vector = torch.stack([matrix[ids].mean(0) for ids in token_lists]).mean(0)  # [d]
         if self.linear_map is not None:
-            vector = vector @ self.linear_map.to(vector)
-        if self.config.match_norm:
-            vector = rescale(vector, mean_norms(lm)[0])
-        info = {"sources": sorted(sources)}
-        return NonceEmbedding(self.name, word, vector, vector.clone(), info=info)
+            vector = vector @ self.linear_map.to(vector)  # MP-L
+        return like_a_row(vector, row_stats(lm, space)) if self.config.match_norm else vector
