@@ -1,0 +1,74 @@
+// Drives the Nonce Arena page in headless Chromium: Learn, an arena battle and vote, the
+// leaderboard. Usage: node flow.mjs URL SCREENSHOT_DIR. Prints one JSON line; exits 1 on failure.
+import { mkdtempSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+const [url, outDir] = process.argv.slice(2);
+mkdirSync(outDir, { recursive: true });
+const SLOW = 240_000; // the first Learn may load the model
+const word = "wug";
+const sentences = "A wug is a small bird that sings at night.\nThe wug <img src=x onerror=window.__xss=1> ate seeds.";
+
+const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "nonce-chromium-")), {
+  executablePath: "/usr/bin/chromium",
+  headless: true,
+  viewport: { width: 1400, height: 1000 },
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+const page = context.pages()[0] ?? (await context.newPage());
+const field = (id) => page.locator(`#${id} textarea, #${id} input`).first();
+const text = (id) => page.locator(`#${id}`).innerText();
+const tab = (name) => page.getByRole("tab", { name }).click();
+const report = {};
+
+try {
+  await page.goto(url, { waitUntil: "domcontentloaded" });
+  await tab("Leaderboard");
+  await page.waitForFunction(() => /\d+ votes/.test(document.querySelector("#human-note")?.innerText ?? ""));
+  report.before = await text("human-note");
+
+  await tab("Learn");
+  await field("learn-word").fill(word);
+  await field("learn-sentences").fill(sentences);
+  await page.locator("#learn-button").click();
+  await page.locator("#definition-cards").getByText("Definitions of").waitFor({ timeout: SLOW });
+  await page.locator("#neighbours-plot .js-plotly-plot").waitFor({ timeout: 60_000 });
+  await page.locator("#map-plot .js-plotly-plot").waitFor({ timeout: 60_000 });
+  report.cards = await text("definition-cards");
+  await page.screenshot({ path: join(outDir, "learn.png"), fullPage: true });
+
+  await tab("Arena");
+  await page.locator("#own-accordion").getByText("My word").click();
+  await field("own-word").fill(word);
+  await field("own-sentences").fill(sentences);
+  await page.locator("#battle-own").click();
+  await page.waitForFunction(() => document.querySelector("#definition-a textarea")?.value, null, { timeout: SLOW });
+  report.shownSentences = await field("battle-sentences").inputValue();
+  await page.locator("#vote-a").click();
+  await page.locator("#reveal").getByText("A was").waitFor({ timeout: 60_000 });
+  report.reveal = await text("reveal");
+  await page.screenshot({ path: join(outDir, "arena.png"), fullPage: true });
+
+  await tab("Leaderboard");
+  await page.waitForFunction(
+    (before) => (document.querySelector("#human-note")?.innerText ?? before) !== before,
+    report.before, { timeout: 60_000 },
+  );
+  await page.locator("#human-heat .js-plotly-plot").waitFor({ timeout: 60_000 });
+  report.after = await text("human-note");
+  report.table = await text("human-table");
+  report.xss = await page.evaluate(() => window.__xss ?? null);
+  await page.screenshot({ path: join(outDir, "leaderboard.png"), fullPage: true });
+  console.log(JSON.stringify(report));
+} catch (err) {
+  await page.screenshot({ path: join(outDir, "failure.png"), fullPage: true }).catch(() => {});
+  console.error(`browser flow failed: ${err.message}\n${JSON.stringify(report)}`);
+  process.exitCode = 1;
+} finally {
+  await context.close();
+}

@@ -1,0 +1,62 @@
+"""The real page in headless Chromium: Learn, an arena vote, the leaderboard (tests/browser/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from demo.callbacks import Callbacks
+from demo.layout import build_app
+from demo.settings import DemoSettings
+from tests.demo.test_app_api import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "browser" / "flow.mjs"
+CHROMIUM = Path("/usr/bin/chromium")
+FAST = ("centroid", "prompting")
+
+
+def _missing() -> str | None:
+    if not CHROMIUM.exists():
+        return "no /usr/bin/chromium (apt-get install -y chromium)"
+    if shutil.which("node") is None:
+        return "no node on PATH"
+    if not (ROOT / "tests" / "browser" / "node_modules" / "playwright-core").is_dir():
+        return "no playwright-core: run `npm install` in tests/browser"
+    return None
+
+
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
+    settings = DemoSettings(
+        cache_dir=tmp_path, learn_learners=FAST, arena_learners=FAST, leaderboard_rounds=20
+    )
+    callbacks = Callbacks(settings)
+    app = build_app(settings, callbacks).queue()
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    artifacts = ROOT / "test-artifacts" / "browser"
+    try:
+        run = subprocess.run(
+            ["node", str(SCRIPT), f"http://127.0.0.1:{port}/", str(artifacts)],
+            capture_output=True,
+            text=True,
+            timeout=420,
+        )
+    finally:
+        app.close()
+        callbacks.store.close()
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "0 votes" in report["before"] and "1 vote" in report["after"]
+    assert all(name in report["cards"] for name in FAST)
+    assert "<img src=x" in report["shownSentences"] and report["xss"] is None
+    assert "A was" in report["reveal"]
+    for shot in ("learn.png", "arena.png", "leaderboard.png"):
+        assert (artifacts / shot).stat().st_size > 10_000
