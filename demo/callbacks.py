@@ -151,7 +151,8 @@ class Callbacks:
             out[f"{judge}_heat"] = win_rate_figure(
                 board.ratings.learners, board.win_rate, f"{JUDGE_TITLES[judge]}: win rates"
             )
-            out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} votes"
+            plural = "" if board.votes == 1 else "s"
+            out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}"
         return out
 
     def export(self, fmt: str, judge: str) -> dict[str, Any]:

@@ -120,6 +120,9 @@ def win_rate_figure(learners: tuple[str, ...], win_rate: np.ndarray, title: str)
             hovertemplate="%{y} beats %{x}: %{z:.2f}<extra></extra>",
         )
     )
+    if not learners:
+        fig.add_annotation(text="No votes yet", showarrow=False, font={"size": 18})
+        fig.update_xaxes(visible=False), fig.update_yaxes(visible=False)
     fig.update_layout(
         title=title,
         height=420,

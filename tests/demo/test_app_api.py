@@ -81,7 +81,7 @@ def test_learn_battle_vote_leaderboard(served):
     reveal = client.predict(battle_id, None, api_name="/vote_b")
     assert "A was" in (reveal if isinstance(reveal, str) else reveal[0])
     after = human_votes(client)
-    assert before != after and "1 votes" in after
+    assert before != after and "1 vote" in after
 
 
 def _definitions(callbacks: Callbacks) -> list[str]:

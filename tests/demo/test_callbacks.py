@@ -58,7 +58,7 @@ def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
     assert result["voting_open"] is False
     assert "centroid" in result["reveal"] and "prompting" in result["reveal"]
     boards = cb.leaderboards()
-    assert "1 votes" in boards["human_note"] and "0 votes" in boards["auto_note"]
+    assert "1 vote" in boards["human_note"] and "0 votes" in boards["auto_note"]
     assert set(boards["human_table"]["learner"]) == set(FAST)
     assert boards["human_table"]["battles"].tolist() == [1, 1]
 
