@@ -1,0 +1,34 @@
+# Nonce Arena: the web app on a CPU, models converted at build time, votes on a volume.
+#   docker build -t nonce-arena . && docker run -p 7860:7860 -v nonce-votes:/data nonce-arena
+FROM python:3.11-slim
+
+# WordNet 3.0 for the definition reader (NLTK reads the Debian files; see DESIGN.md)
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index \
+    && rm -rf /var/lib/apt/lists/*
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    NONCE_CACHE_DIR=/opt/nonce-arena/cache \
+    NONCE_DB=/data/votes.sqlite \
+    GRADIO_SERVER_NAME=0.0.0.0 \
+    GRADIO_SERVER_PORT=7860
+
+WORKDIR /app
+
+# torch first, from the CPU index, so requirements.txt cannot pull a CUDA build
+RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY . .
+# convert the embedded models once, into the image (the app then loads them in seconds)
+RUN python -m backends fetch
+
+RUN useradd --create-home --uid 1000 app \
+    && mkdir -p /data \
+    && chown -R app /data /opt/nonce-arena
+USER app
+VOLUME /data
+EXPOSE 7860
+CMD ["python", "app.py"]

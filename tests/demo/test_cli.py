@@ -1,0 +1,33 @@
+"""`python -m demo export` writes what the store holds, per judge and format."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from demo.__main__ import main
+from demo.store import AutoVote, Item, Matchup, VoteStore
+
+
+def test_export_cli_per_judge_and_format(tmp_path, capsys):
+    db = tmp_path / "votes.sqlite"
+    store = VoteStore.open(db)
+    matchup = Matchup(Item("blick", ("A blick sat.",)), "centroid", "cache", "x", "y", "lm")
+    battle = store.create_battle(matchup, annotator="anon:1")
+    store.record_vote(battle.id, "a", annotator="anon:1")
+    store.record_auto_votes([AutoVote(**matchup.__dict__, vote="b", annotator="auto:bertscore")])
+    store.close()
+
+    out = tmp_path / "human.jsonl"
+    assert main(["export", "--db", str(db), "--out", str(out), "--judge", "human"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["vote"] for r in rows] == ["a"] and rows[0]["examples"] == ["A blick sat."]
+    assert "1 votes written" in capsys.readouterr().out
+
+    both = tmp_path / "all.csv"
+    assert main(["export", "--db", str(db), "--format", "csv", "--out", str(both)]) == 0
+    with both.open(encoding="utf-8") as handle:
+        assert sorted(r["judge"] for r in csv.DictReader(handle)) == ["auto", "human"]
+
+    assert main(["export", "--db", str(db), "--out", str(tmp_path / "no" / "dir.csv")]) == 1
+    assert "error:" in capsys.readouterr().err
