@@ -63,43 +63,9 @@ def _hardware_note() -> str:
 
 
 def _learn_tab(settings: DemoSettings) -> Components:
-    ui: Components = {}
     with gr.Row():
         with gr.Column(scale=2):
-            ui["word"] = gr.Textbox(
-                label="New word", max_length=MAX_WORD_CHARS, elem_id="learn-word"
-            )
-            ui["sentences"] = gr.Textbox(
-                label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
-                lines=4,
-                max_lines=MAX_EXAMPLES + 2,
-                elem_id="learn-sentences",
-            )
-            ui["definition"] = gr.Textbox(
-                label="Definition hint (optional; the definition reader reads it)",
-                max_length=MAX_DEFINITION_CHARS,
-            )
-            chosen = list(settings.learn_learners) or learner_names()
-            ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
-            with gr.Row():
-                ui["lm"] = gr.Dropdown(
-                    list(LM_PRESETS), value=load_settings().lm, label="Language model"
-                )
-                ui["device"] = gr.Radio(
-                    [("Automatic", "auto"), ("CPU", "cpu"), ("GPU (CUDA)", "cuda")],
-                    value="auto",
-                    label="Where it runs",
-                )
-            gr.Markdown(_hardware_note())
-            ui["learn"] = gr.Button("Learn", variant="primary", elem_id="learn-button")
-            gr.Examples(
-                [
-                    [e.word, "\n".join(e.examples), e.definition]
-                    for e in ready_examples(settings.examples)
-                ],
-                inputs=[ui["word"], ui["sentences"], ui["definition"]],
-                label="Ready examples: one click fills the form",
-            )
+            ui = _learn_form(settings)
         with gr.Column(scale=3):
             ui["status"] = gr.Markdown("Fill in a word and sentences, then press **Learn**.")
             ui["cards"] = gr.Markdown(elem_id="definition-cards")
@@ -110,7 +76,39 @@ def _learn_tab(settings: DemoSettings) -> Components:
             )
             ui["neighbours_plot"] = gr.Plot(label="Nearest neighbours", elem_id="neighbours-plot")
             ui["map_plot"] = gr.Plot(label="t-SNE map", elem_id="map-plot")
-    ui["view"] = gr.State(None)
+    ui["view"] = gr.State(None)  # this session's last result, for redrawing in another space
+    return ui
+
+
+def _learn_form(settings: DemoSettings) -> Components:
+    ui: Components = {}
+    ui["word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS, elem_id="learn-word")
+    ui["sentences"] = gr.Textbox(
+        label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
+        lines=4,
+        max_lines=MAX_EXAMPLES + 2,
+        elem_id="learn-sentences",
+    )
+    ui["definition"] = gr.Textbox(
+        label="Definition hint (optional; the definition reader reads it)",
+        max_length=MAX_DEFINITION_CHARS,
+    )
+    chosen = list(settings.learn_learners) or learner_names()
+    ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
+    with gr.Row():
+        ui["lm"] = gr.Dropdown(list(LM_PRESETS), value=load_settings().lm, label="Language model")
+        ui["device"] = gr.Radio(
+            [("Automatic", "auto"), ("CPU", "cpu"), ("GPU (CUDA)", "cuda")],
+            value="auto",
+            label="Where it runs",
+        )
+    gr.Markdown(_hardware_note())
+    ui["learn"] = gr.Button("Learn", variant="primary", elem_id="learn-button")
+    gr.Examples(
+        [[e.word, "\n".join(e.examples), e.definition] for e in ready_examples(settings.examples)],
+        inputs=[ui["word"], ui["sentences"], ui["definition"]],
+        label="Ready examples: one click fills the form",
+    )
     return ui
 
 

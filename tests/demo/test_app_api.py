@@ -72,6 +72,8 @@ def test_learn_battle_vote_leaderboard(served):
     assert "Ran on **cpu**" in status and all(name in cards for name in FAST)
     assert "&lt;script&gt;" not in cards or "<script>" not in cards
     assert neighbours and tsne  # Plotly figures came back
+    redrawn = client.predict("output", api_name="/redraw")
+    assert "output embeddings" in json.dumps(redrawn)
     before = human_votes(client)
     # the Learn run filled the definition cache: this battle needs no model
     shown = client.predict("wug", SENTENCES, None, api_name="/battle_own")
@@ -92,6 +94,8 @@ def test_forged_and_second_votes_are_refused_through_the_api(served):
     url, callbacks = served
     callbacks.arena.prefill(callbacks.arena.pool, {"centroid": "x", "prompting": "y"})
     client, other = client_of(url), client_of(url)
+    with pytest.raises(Exception, match="does not contain the word"):
+        client.predict("zorp", "No such word here.", None, api_name="/battle_own")
     with pytest.raises(Exception, match="unknown battle"):
         client.predict("forged-id", None, api_name="/vote_a")
     battle_id = client.predict(None, api_name="/battle_pool")[0]
