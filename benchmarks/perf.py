@@ -123,11 +123,15 @@ def model_load(options: RunOptions) -> list[Result]:
     return rows
 
 
-def hidden_like(n: int, dim: int, seed: int) -> np.ndarray:
-    """[n, dim] float32 vectors in 256 Gaussian clusters: structured like hidden states."""
+def hidden_like(n: int, dim: int, seed: int, latent: int = 32) -> np.ndarray:
+    """[n, dim] float32 vectors like LM hidden states: a low intrinsic dimension (`latent`),
+    256 clusters in it, mapped into `dim` by one fixed random matrix, plus a little noise."""
     rng = np.random.default_rng(seed)
-    centres = rng.standard_normal((256, dim)).astype(np.float32)
-    return centres[rng.integers(0, 256, n)] + 0.5 * rng.standard_normal((n, dim)).astype(np.float32)
+    basis = rng.standard_normal((latent, dim)).astype(np.float32)  # [latent, dim]
+    centres = rng.standard_normal((256, latent)).astype(np.float32)
+    points = centres[rng.integers(0, 256, n)] + 0.5 * rng.standard_normal((n, latent))
+    noise = 0.1 * rng.standard_normal((n, dim))
+    return (points.astype(np.float32) @ basis + noise).astype(np.float32)
 
 
 def knn_store(dim: int, sizes: tuple[int, ...], seed: int) -> list[Result]:
@@ -135,8 +139,8 @@ def knn_store(dim: int, sizes: tuple[int, ...], seed: int) -> list[Result]:
 
     rows = []
     for n in sizes:
-        keys = hidden_like(n, dim, seed)
-        queries = hidden_like(KNN_QUERIES, dim, seed + 1)
+        # queries come from the same distribution as the keys, but are not stored
+        keys, queries = np.split(hidden_like(n + KNN_QUERIES, dim, seed), [n])
         found, measured = {}, {}
         for kind in ("flat", "ivfpq"):
             build, store = timed(KnnStore, keys, np.arange(n), StoreConfig(kind=kind))
