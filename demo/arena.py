@@ -16,8 +16,8 @@ from backends.inputs import check_examples, check_word
 from backends.learners import learner_names, parse_learners
 from demo.engine import (
     DefinitionCache,
-    arena_configs,
     cache_key,
+    learner_configs,
     lm_name,
     remember,
     run_learn,
@@ -51,7 +51,7 @@ class Arena:
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)
-        self.configs = arena_configs(settings.arena_tt_steps)
+        self.configs = learner_configs(settings.arena_tt_steps)
         self.battle_limit = TokenBuckets(settings.battle_limit, "new battles")
         self.vote_limit = TokenBuckets(settings.vote_limit, "votes")
         self._rng = rng or random.Random()

@@ -66,19 +66,18 @@ class Callbacks:
         lm: str,
         device: str,
         space: str,
+        tt_steps: int = engine.DEFAULT_TT_STEPS,
         progress: engine.Progress = engine.no_progress,
     ) -> dict[str, Any]:
         """Every chosen learner on the word; cards, neighbour chart and map of `space`."""
         item = checked_item(word, split_sentences(sentences))
         names = parse_learners(list(learners or []))
-        lm, device, space = (
-            _choice(lm, list(LM_PRESETS), "LM"),
-            _choice(device, DEVICES, "device"),
-            _choice(space, SPACES, "space"),
-        )
+        lm, device = _choice(lm, list(LM_PRESETS), "LM"), _choice(device, DEVICES, "device")
+        space = _choice(space, SPACES, "space")
+        configs = engine.learner_configs(int(tt_steps))
         start = time.perf_counter()
         engine.set_up_lm(lm, device, progress)  # type: ignore[arg-type]
-        progress(0.1, desc=f"Learning “{item.word}” with {', '.join(names)}…")
+        progress(0.1, desc=_learning_note(item.word, names, int(tt_steps)))
         result = engine.run_learn(
             item.word,
             item.examples,
@@ -86,16 +85,16 @@ class Callbacks:
             definition=definition or None,
             lm=lm,
             device=device,  # type: ignore[arg-type]
+            configs=configs,
             max_new_tokens=self.settings.max_new_tokens,
         )
-        engine.remember(self.cache, result, item, None)
+        engine.remember(self.cache, result, item, configs)
         progress(0.85, desc="Drawing the t-SNE map…")
         view = LearnView(result)
         plots = self._plots(view, space)
-        seconds = time.perf_counter() - start
         rows = [(r.learner, r.definition, r.embedding.seconds) for r in result.results]
         return {
-            "status": _run_summary(result, seconds),
+            "status": _run_summary(result, time.perf_counter() - start),
             "cards": definition_cards(result.word, rows),
             "view": view,
             **plots,
@@ -171,6 +170,13 @@ def _choice(value: str, options, what: str) -> str:
     if value not in options:
         raise ValueError(f"unknown {what} {str(value)[:60]!r}; choose one of: {', '.join(options)}")
     return value
+
+
+def _learning_note(word: str, names: list[str], tt_steps: int) -> str:
+    note = f"Learning “{word}” with {', '.join(names)}…"
+    if "token_tuning" in names and tt_steps:
+        note += f" Token tuning takes {tt_steps} gradient steps: the slow part on a CPU."
+    return note
 
 
 def _run_summary(result: LearnResult, seconds: float) -> str:

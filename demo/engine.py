@@ -84,8 +84,11 @@ def run_learn(
         )
 
 
-def arena_configs(tt_steps: int) -> dict:
-    """Learner configs for battles: token tuning with few steps keeps a battle cheap."""
+DEFAULT_TT_STEPS = TokenTuningConfig().steps
+
+
+def learner_configs(tt_steps: int) -> dict:
+    """The configs a request sets: token tuning's step count (few keep a battle cheap)."""
     return {"token_tuning": TokenTuningConfig(steps=tt_steps)}
 
 

@@ -18,6 +18,7 @@ from backends.learners import learner_names
 from backends.models import LM_PRESETS
 from backends.settings import load_settings
 from demo.callbacks import Callbacks
+from demo.engine import DEFAULT_TT_STEPS
 from demo.identity import Who, new_browser_id
 from demo.items import ready_examples
 from demo.settings import DemoSettings
@@ -95,6 +96,13 @@ def _learn_form(settings: DemoSettings) -> Components:
     )
     chosen = list(settings.learn_learners) or learner_names()
     ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
+    ui["tt_steps"] = gr.Slider(
+        0,
+        100,
+        value=DEFAULT_TT_STEPS,
+        step=1,
+        label="Token tuning: gradient steps (each takes seconds on a CPU)",
+    )
     with gr.Row():
         ui["lm"] = gr.Dropdown(list(LM_PRESETS), value=load_settings().lm, label="Language model")
         ui["device"] = gr.Radio(
@@ -166,11 +174,22 @@ def _leaderboard_tab() -> Components:
 
 
 def _wire_learn(cb: Callbacks, ui: Components) -> None:
-    names = ("word", "sentences", "definition", "learners", "lm", "device", "space")
+    names = ("word", "sentences", "definition", "learners", "lm", "device", "space", "tt_steps")
     outputs = [ui[n] for n in ("status", "cards", "view", "neighbours_plot", "map_plot")]
 
-    def on_learn(word, sentences, definition, learners, lm, device, space, progress=gr.Progress()):  # noqa: B008 (Gradio injects it)
-        values = (word, sentences, definition, learners, lm, device, space)
+    # explicit parameters: Gradio finds gr.Progress only among positional ones
+    def on_learn(
+        word,
+        sentences,
+        definition,
+        learners,
+        lm,
+        device,
+        space,
+        tt_steps,
+        progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
+    ):
+        values = (word, sentences, definition, learners, lm, device, space, tt_steps)
         return _keyed(_guarded(cb.learn, *values, progress=progress), ui)
 
     def on_space(view, space):

@@ -67,7 +67,7 @@ def test_learn_battle_vote_leaderboard(served):
     url, callbacks = served
     client = client_of(url)
     status, cards, neighbours, tsne = client.predict(
-        "wug", SENTENCES, "", FAST, "gemma-3-270m", "cpu", "input", api_name="/learn"
+        "wug", SENTENCES, "", FAST, "gemma-3-270m", "cpu", "input", 5, api_name="/learn"
     )
     assert "Ran on **cpu**" in status and all(name in cards for name in FAST)
     assert "&lt;script&gt;" not in cards or "<script>" not in cards

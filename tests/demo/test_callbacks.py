@@ -108,6 +108,8 @@ def test_bad_choices_name_the_valid_ones(cb):
         cb.learn("blick", "A blick.", "", ["centriod"], "gemma-3-270m", "cpu", "input")
     with pytest.raises(ValueError, match="choose one of: gemma-3-270m"):
         cb.learn("blick", "A blick.", "", list(FAST), "owner/model", "cpu", "input")
+    with pytest.raises(ValueError, match="steps=900"):
+        cb.learn("blick", "A blick.", "", list(FAST), "gemma-3-270m", "cpu", "input", 900)
     with pytest.raises(ValueError, match="export format"):
         cb.export("xml", "human")
 
