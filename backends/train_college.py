@@ -24,17 +24,25 @@ precomputed once (the encoder is frozen) and cached under the cache dir.
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from backends.college_data import CorpusConfig, build_corpus, load_corpus, save_corpus
-from backends.learners.college import GeneratorConfig, encode_examples
+from backends.learners.base import mean_norms
+from backends.learners.college import (
+    CollegeGenerator,
+    GeneratorConfig,
+    encode_examples,
+    mask_word,
+)
 from backends.nonce_lm import NonceLM, NonceSlot, word_pattern
 from backends.settings import load_settings
 
@@ -108,16 +116,16 @@ def reference_vectors(lm: NonceLM, words: list[str]) -> tuple[torch.Tensor, torc
 
 def featurize(texts: list[str], encoder, tokenizer, max_tokens: int) -> list[torch.Tensor]:
     """Frozen encoder features of already-masked texts: one fp16 [T_i, d_enc] per text."""
-    out = []
+    from tqdm import tqdm
+
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding
     feats: dict[int, torch.Tensor] = {}
-    for start in range(0, len(order), 128):
+    for start in tqdm(range(0, len(order), 128), desc="encoder features", unit="batch"):
         chunk = order[start : start + 128]
         hidden, mask = encode_examples(encoder, tokenizer, [texts[i] for i in chunk], max_tokens)
         for row, i in enumerate(chunk):
             feats[i] = hidden[row, : int(mask[row].sum())].half().cpu()
-    out = [feats[i] for i in range(len(texts))]
-    return out
+    return [feats[i] for i in range(len(texts))]
 
 
 def cached_features(name: str, texts: list[str], cfg: TrainConfig, gcfg: GeneratorConfig):
@@ -234,4 +242,271 @@ def lm_losses(lm: NonceLM, slot: NonceSlot, episodes, cfg: TrainConfig, gen: tor
         "distill_cos": cos,
         "distill_mse": mse,
     }
-    return total, {k: float(v) for k, v in parts.items()}
+    return total, {k: float(v.detach()) for k, v in parts.items()}
+
+
+# --- dev evaluation: Chimera rho and Definitional Nonce rank of the input vector -----------
+
+
+@dataclass
+class DevSet:
+    chimera: dict[int, list]  # level -> [(feature indices, probe refs [6, d], ratings)]
+    nonce: list[tuple[int, int]]  # (feature index, candidate index of the gold word)
+    features: list[torch.Tensor]
+    candidates: torch.Tensor  # [C, d] unit reference vectors
+
+
+def dev_set(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> DevSet:
+    """Shared dev files with the nonce (`___`) as the mask token; references for probes
+    and for the candidate vocabulary (WordNet single-word lemmas + gold words)."""
+    from backends.lexicon import single_word_lemmas
+    from benchmarks.data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
+
+    mask_token = "[MASK]"
+    texts: list[str] = []
+    chimera_raw = {}
+    for level in CHIMERA_LEVELS:
+        chimera_raw[level] = []
+        for item in load_chimera(level):
+            idx = list(range(len(texts), len(texts) + len(item.examples)))
+            texts += [t.replace(BLANK, mask_token) for t in item.examples]
+            chimera_raw[level].append((idx, item.probes, item.ratings))
+    nonce_items = load_definitional_nonce()
+    words = sorted(set(single_word_lemmas()) | {i.word.lower() for i in nonce_items})
+    where = {w: k for k, w in enumerate(words)}
+    nonce = []
+    for item in nonce_items:
+        nonce.append((len(texts), where[item.word.lower()]))
+        texts.append(item.sentence.replace(BLANK, mask_token))
+    features = cached_features("dev", texts, cfg, gcfg)
+    cand = F.normalize(reference_vectors(lm, words)[0], dim=-1)
+    chimera = {
+        level: [(i, F.normalize(reference_vectors(lm, p)[0], dim=-1), r) for i, p, r in rows]
+        for level, rows in chimera_raw.items()
+    }
+    return DevSet(chimera, nonce, features, cand)
+
+
+@torch.no_grad()
+def input_vectors(generator: CollegeGenerator, feats: list[torch.Tensor], groups: list[list[int]]):
+    """One generated input vector per group of feature indices: [G, d_lm]."""
+    device = next(generator.parameters()).device
+    pooled = []
+    flat = [i for g in groups for i in g]
+    for start in range(0, len(flat), 256):
+        x, m = pad_features([feats[i] for i in flat[start : start + 256]], device)
+        pooled.append(generator.pool(x, m))
+    pooled = torch.cat(pooled)
+    owner = torch.tensor([k for k, g in enumerate(groups) for _ in g], device=device)
+    sums = pooled.new_zeros(len(groups), pooled.shape[1]).index_add(0, owner, pooled)
+    return generator.heads(sums / torch.tensor([len(g) for g in groups], device=device)[:, None])[0]
+
+
+def evaluate(generator: CollegeGenerator, dev: DevSet) -> dict[str, float]:
+    from benchmarks.metrics import median_rank, mrr, spearman
+
+    was_training = generator.training
+    generator.eval()
+    out = {}
+    for level, rows in dev.chimera.items():
+        vecs = F.normalize(
+            input_vectors(generator, dev.features, [r[0] for r in rows]).cpu(), dim=-1
+        )
+        rhos = [
+            spearman((probes @ v).tolist(), ratings) for v, (_, probes, ratings) in zip(vecs, rows)
+        ]
+        out[f"chimera_l{level}"] = sum(rhos) / len(rhos)
+    vecs = F.normalize(
+        input_vectors(generator, dev.features, [[i] for i, _ in dev.nonce]).cpu(), dim=-1
+    )
+    scores = vecs @ dev.candidates.T  # [700, C]
+    gold = scores.gather(1, torch.tensor([[g] for _, g in dev.nonce]))
+    ranks = (1 + (scores > gold).sum(1)).tolist()
+    out["nonce_mrr"], out["nonce_median_rank"] = mrr(ranks), median_rank(ranks)
+    generator.train(was_training)
+    return out
+
+
+# --- training ------------------------------------------------------------------------------
+
+
+@dataclass
+class Data:
+    words: list[str]
+    sentences: list[str]  # every training sentence
+    owner: list[int]  # sentence -> word index
+    of_word: list[list[int]]  # word index -> its sentence indices
+    features: list[torch.Tensor]  # per sentence, fp16 [T_i, d_enc]
+    ref_in: torch.Tensor  # [W, d_lm]
+    ref_out: torch.Tensor  # [W, d_lm]
+
+
+def training_data(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> Data:
+    corpus = training_corpus(cfg)
+    words = sorted(corpus)
+    sentences, owner, of_word = [], [], []
+    for k, w in enumerate(words):
+        of_word.append(list(range(len(sentences), len(sentences) + len(corpus[w]))))
+        sentences += corpus[w]
+        owner += [k] * len(corpus[w])
+    masked = [mask_word(s, words[o], "[MASK]") for s, o in zip(sentences, owner)]
+    features = cached_features(f"train-s{cfg.seed}", masked, cfg, gcfg)
+    ref_in, ref_out = reference_vectors(lm, words)
+    log.info("training data: %d words, %d sentences", len(words), len(sentences))
+    return Data(words, sentences, owner, of_word, features, ref_in, ref_out)
+
+
+def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
+    """`lm_batch` episodes: support sentence, query (another sentence of w), negative."""
+    V, out, support = lm.vocab_size, [], []
+    while len(out) < cfg.lm_batch:
+        w = rng.randrange(len(data.words))
+        s, q = rng.sample(data.of_word[w], 2)
+        student, teacher, align = episode_ids(lm, data.sentences[q], data.words[w], V + len(out))
+        negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
+        if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
+            continue
+        out.append((student, teacher, align, negative))
+        support.append(s)
+    return out, support
+
+
+def schedule(cfg: TrainConfig):
+    def factor(step: int) -> float:
+        if step < cfg.warmup:
+            return (step + 1) / cfg.warmup
+        return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
+
+    return factor
+
+
+def train(cfg: TrainConfig, resume: bool = False) -> dict:
+    from tqdm import tqdm
+
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    try:
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(cpu=not torch.cuda.is_available())
+    except ImportError:
+        accelerator = None
+    device = accelerator.device if accelerator else torch.device("cpu")
+    from backends.pipeline import load_lm
+
+    lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
+    norm_in, norm_out = mean_norms(lm)
+    gcfg = GeneratorConfig(
+        encoder=cfg.encoder, lm=cfg.lm, d_lm=lm.dim, norm_in=norm_in, norm_out=norm_out
+    )
+    data = training_data(lm, cfg, gcfg)
+    dev = dev_set(lm, cfg, gcfg)
+
+    generator = CollegeGenerator(gcfg).to(device)
+    x, m = pad_features(data.features[:512], device)
+    generator.calibrate_heads(x, m)
+    optimizer = torch.optim.AdamW(generator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
+    if accelerator:
+        generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
+    work = cache_dir() / "runs" / Path(cfg.out).name
+    work.mkdir(parents=True, exist_ok=True)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "train_log.jsonl"
+    start_step, elapsed = 0, 0.0
+    if resume and (work / "checkpoint.pt").exists():
+        state = torch.load(work / "checkpoint.pt")
+        unwrap(generator, accelerator).load_state_dict(state["generator"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start_step, elapsed = state["step"], state["seconds"]
+        log.info("resumed at step %d", start_step)
+    elif log_path.exists():
+        log_path.unlink()
+
+    ref_in, ref_out = data.ref_in.to(device), data.ref_out.to(device)
+    started = time.perf_counter() - elapsed
+    bar = tqdm(range(start_step, cfg.steps), initial=start_step, total=cfg.steps, desc="college")
+    step = start_step
+    for step in bar:
+        rng = random.Random(cfg.seed * 1_000_003 + step)  # resume replays the same batches
+        gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+        generator.train()
+        words = rng.sample(range(len(data.words)), cfg.batch)
+        sents = [rng.choice(data.of_word[w]) for w in words]
+        x, m = pad_features([data.features[s] for s in sents], device)
+        group = torch.arange(len(words), device=device)
+        vin, vout = generator(x, m, group, len(words))  # [B, d_lm] x 2
+        idx = torch.tensor(words, device=device)
+        reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
+            vout, ref_out[idx], norm_out
+        )
+        loss, record = reg, {"regression": float(reg.detach())}
+        if cfg.lm_every and step % cfg.lm_every == 0:
+            episodes, support = lm_episodes(lm, data, rng, cfg)
+            x, m = pad_features([data.features[s] for s in support], device)
+            vin, vout = generator(x, m, torch.arange(len(support), device=device), len(support))
+            lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen)
+            loss = loss + cfg.lm_weight * lm_loss
+            record.update(parts)
+        optimizer.zero_grad()
+        if accelerator:
+            accelerator.backward(loss)
+            accelerator.clip_grad_norm_(generator.parameters(), cfg.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(generator.parameters(), cfg.clip)
+        optimizer.step()
+        scheduler.step()
+        seconds = time.perf_counter() - started
+        record.update(
+            step=step + 1, loss=float(loss.detach()), lr=scheduler.get_last_lr()[0], seconds=seconds
+        )
+        if (step + 1) % cfg.eval_every == 0 if cfg.eval_every else False:
+            record.update(evaluate(unwrap(generator, accelerator), dev))
+        with log_path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        bar.set_postfix(reg=f"{float(reg):.3f}", ce=f"{record.get('ce_query', float('nan')):.2f}")
+        last = step + 1 == cfg.steps or (cfg.max_minutes and seconds > 60 * cfg.max_minutes)
+        if (step + 1) % cfg.ckpt_every == 0 or last:
+            state = {
+                "generator": unwrap(generator, accelerator).state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "step": step + 1,
+                "seconds": seconds,
+            }
+            torch.save(state, work / "checkpoint.pt")
+        if last:
+            break
+    final = unwrap(generator, accelerator)
+    final.save(out)
+    results = evaluate(final, dev)
+    summary = {"steps": step + 1, "seconds": time.perf_counter() - started, **results}
+    (out / "train_summary.json").write_text(
+        json.dumps({"config": asdict(cfg), **summary}, indent=2)
+    )
+    return summary
+
+
+def unwrap(model, accelerator):
+    return accelerator.unwrap_model(model) if accelerator else model
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    for field_name, default in asdict(TrainConfig()).items():
+        kind = type(default)
+        parser.add_argument(f"--{field_name.replace('_', '-')}", type=kind, default=default)
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    args = vars(parser.parse_args(argv))
+    resume = args.pop("resume")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", force=True)
+    cfg = replace(TrainConfig(), **args)
+    summary = train(cfg, resume)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
