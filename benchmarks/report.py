@@ -41,6 +41,13 @@ shots) over `n` items. Choices that shape the numbers:
 - Tournament: per DefGen item a random pair of learners and a random k in 1..3; the
   higher BERTScore F1 to the reference wins, a difference <= 0.01 is a tie; online Elo
   (init 1000, K 4) and Bradley-Terry with 100 bootstrap rounds (95% interval).
+- Definitional Nonce candidates: the 77,636 WordNet single-word lemmas ∪ the gold words.
+- perf: one process measures everything side by side; definitions there are capped at 16
+  new tokens; the kNN store holds synthetic hidden-like vectors (640-d, intrinsic
+  dimension 32, 256 clusters; queries from the same distribution), k = 16, 256 queries;
+  `bytes_per_vector` is the serialised faiss index over its size. Runs used `--threads 1`
+  (torch and faiss), as the CPU was shared: with 2 OpenMP threads on a loaded machine an
+  IVF-PQ build took 15x longer.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n.
 """
