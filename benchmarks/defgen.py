@@ -19,7 +19,6 @@ from collections import defaultdict
 
 from backends.definitions import define
 from backends.pipeline import load_lm
-from backends.settings import load_settings
 from benchmarks import data, metrics
 from benchmarks.bertscore import BertScoreConfig, BertScorer
 from benchmarks.results import Result
@@ -78,8 +77,10 @@ def judge(f1_a: float, f1_b: float, margin: float) -> str:
 
 
 def default_db() -> str:
-    """The arena's default vote store: <cache dir>/votes.sqlite."""
-    return str(load_settings().cache_dir / "votes.sqlite")
+    """The arena's own vote store: NONCE_DB, else <cache dir>/votes.sqlite (demo.settings)."""
+    from demo.settings import load_demo_settings
+
+    return load_demo_settings().db_target
 
 
 def run_tournament(options: RunOptions) -> list[Result]:
