@@ -297,7 +297,10 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
     # (quadratic in traffic: ~0.1 s per vote after a few hundred); every 100 events is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "100")
     with gr.Blocks(title="Nonce Arena") as app:
-        browser_id = gr.BrowserState(None, storage_key="nonce-arena-annotator")
+        # a stable secret, so the id survives server restarts (a random one would not)
+        browser_id = gr.BrowserState(
+            None, storage_key="nonce-arena-annotator", secret=settings.id_salt
+        )
         gr.Markdown(INTRO)
         if settings.hf_login:
             gr.LoginButton()
