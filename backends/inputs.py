@@ -13,6 +13,8 @@ MAX_WORD_CHARS = 40
 MAX_EXAMPLES = 10
 MAX_EXAMPLE_CHARS = 600
 MAX_DEFINITION_CHARS = 600
+# All sentences together, before blank lines are dropped: refused at once, before any scan.
+MAX_EXAMPLES_TOTAL_CHARS = 4 * MAX_EXAMPLES * MAX_EXAMPLE_CHARS
 
 # A nonce word: letters (any script), digits, inner hyphens or apostrophes; no spaces.
 _WORD = re.compile(r"^\w(?:[\w'\-]*\w)?$")
@@ -55,6 +57,14 @@ def check_examples(word: str, examples: list[str]) -> list[Example]:
     """Strip blanks; every remaining sentence must use the word."""
     if isinstance(examples, str):
         examples = [examples]
+    if not isinstance(examples, (list, tuple)):
+        raise InputError(f"sentences must be a list of text, got {type(examples).__name__}")
+    total = sum(len(t) for t in examples if isinstance(t, str))
+    if total > MAX_EXAMPLES_TOTAL_CHARS:
+        raise InputError(
+            f"the sentences hold {total:,} characters; the limit is {MAX_EXAMPLES} sentences "
+            f"of {MAX_EXAMPLE_CHARS:,} characters"
+        )
     texts = [_clean(t, f"sentence {i + 1}", MAX_EXAMPLE_CHARS) for i, t in enumerate(examples)]
     texts = [t for t in texts if t]
     if not texts:
