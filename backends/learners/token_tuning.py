@@ -43,6 +43,8 @@ class TokenTuningConfig:
     seed: int = 0
 
     def __post_init__(self):
+        if not isinstance(self.steps, int) or isinstance(self.steps, bool):
+            raise ValueError(f"steps={self.steps!r:.40}: give a whole number 0..{MAX_STEPS}")
         if not 0 <= self.steps <= MAX_STEPS:
             raise ValueError(f"steps={self.steps}: choose 0..{MAX_STEPS}")
         if not 0 < self.lr <= 1:
