@@ -440,10 +440,13 @@ def _dataset_card(count: int, judge: Judge | None) -> str:
 
 def safe_export_name(name: str) -> str:
     """Return `name` if it is a plain file name; reject separators, '..' and control chars."""
+    shown = repr(name)[:60]  # the messages quote at most this much of a hostile name
     if not name or name in (".", ".."):
-        raise ValueError(f"export name {name!r} is empty or a directory reference")
+        raise ValueError(f"export name {shown} is empty or a directory reference")
+    if len(name) > 200:
+        raise ValueError(f"export name {shown}… is {len(name):,} characters; the limit is 200")
     if "/" in name or "\\" in name or ".." in name:
-        raise ValueError(f"export name {name!r} may not contain '/', '\\' or '..'")
+        raise ValueError(f"export name {shown} may not contain '/', '\\' or '..'")
     if any(ord(char) < 32 or ord(char) == 127 for char in name):
-        raise ValueError(f"export name {name!r} contains control characters")
+        raise ValueError(f"export name {shown} contains control characters")
     return name
