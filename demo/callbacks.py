@@ -71,10 +71,11 @@ class Callbacks:
     ) -> dict[str, Any]:
         """Every chosen learner on the word; cards, neighbour chart and map of `space`."""
         item = checked_item(word, split_sentences(sentences))
-        names = parse_learners(list(learners or []))
+        names = parse_learners(_names(learners))
         lm, device = _choice(lm, list(LM_PRESETS), "LM"), _choice(device, DEVICES, "device")
         space = _choice(space, SPACES, "space")
-        configs = engine.learner_configs(int(tt_steps))
+        tt_steps = _whole(tt_steps, "token-tuning steps")
+        configs = engine.learner_configs(tt_steps)
         start = time.perf_counter()
         engine.set_up_lm(lm, device, progress)  # type: ignore[arg-type]
         progress(0.1, desc=_learning_note(item.word, names, int(tt_steps)))
@@ -170,6 +171,25 @@ def _choice(value: str, options, what: str) -> str:
     if value not in options:
         raise ValueError(f"unknown {what} {str(value)[:60]!r}; choose one of: {', '.join(options)}")
     return value
+
+
+def _names(learners: Any) -> list[str]:
+    if isinstance(learners, str):
+        return [learners]
+    if not isinstance(learners, (list, tuple)) or not all(isinstance(n, str) for n in learners):
+        raise ValueError("learners must be a list of learner names")
+    return list(learners)
+
+
+def _whole(value: Any, what: str) -> int:
+    """A whole number from a slider or an API call (floats like 20.0 allowed); else ValueError."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{what} must be a number, got {str(value)[:40]!r}") from None
+    if not number.is_integer():
+        raise ValueError(f"{what} must be a whole number, got {str(value)[:40]!r}")
+    return int(number)
 
 
 def _learning_note(word: str, names: list[str], tt_steps: int) -> str:

@@ -46,4 +46,6 @@ def arena_pool(path: Path) -> tuple[Item, ...]:
 
 def split_sentences(text: str | None) -> list[str]:
     """The Learn and Arena forms take one sentence per line; blank lines are dropped."""
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"sentences must be text, one per line; got {type(text).__name__}")
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
