@@ -167,9 +167,15 @@ votes = Table(
 )
 
 
+def _quoted(value: object) -> str:
+    """A value as messages quote it: repr, cut to 40 characters (ids and votes can be hostile)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _check(value: str, options: tuple[str, ...], what: str, error: type[ValueError]) -> None:
     if value not in options:
-        raise error(f"unknown {what} {value!r}; valid: {', '.join(options)}")
+        raise error(f"unknown {what} {_quoted(value)}; valid: {', '.join(options)}")
 
 
 @contextmanager
@@ -279,6 +285,8 @@ class VoteStore:
     def record_vote(self, battle_id: str, vote: VoteValue, annotator: str) -> Vote:
         """Append the one vote a battle may take; raise VoteRefused otherwise."""
         _check(vote, VOTE_VALUES, "vote", VoteRefused)
+        if not isinstance(battle_id, str) or len(battle_id) > 64:  # ids are 22 characters
+            raise VoteRefused(f"unknown battle {_quoted(battle_id)}")
         now = datetime.now(timezone.utc)
         copied = [battles.c[name] for name in _SHARED]
         source = select(
@@ -297,7 +305,7 @@ class VoteStore:
                 statement = insert(votes).from_select(columns, source).returning(*votes.c)
                 row = conn.execute(statement).one_or_none()  # None: no battle matched
         except IntegrityError as err:
-            raise VoteRefused(f"battle {battle_id!r} already has a vote") from err
+            raise VoteRefused(f"battle {_quoted(battle_id)} already has a vote") from err
         if row is None:
             raise VoteRefused(self._why_not(battle_id))
         return _row_to_vote(row)
@@ -305,8 +313,8 @@ class VoteStore:
     def _why_not(self, battle_id: str) -> str:
         battle = self.get_battle(battle_id)
         if battle is None:
-            return f"unknown battle {battle_id!r}"
-        return f"battle {battle_id!r} was shown to another annotator"
+            return f"unknown battle {_quoted(battle_id)}"
+        return f"battle {_quoted(battle_id)} was shown to another annotator"
 
     def get_battle(self, battle_id: str) -> Battle | None:
         """The battle with this id, or None."""
