@@ -7,6 +7,7 @@ keyed by component name) onto the components.
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +39,8 @@ def _guarded(fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> di
     try:
         return fn(*args, **kwargs)
     except (ValueError, RuntimeError) as err:
-        raise gr.Error(str(err), print_exception=False) from err
+        # Gradio renders a toast's message as HTML: what the person typed must stay text
+        raise gr.Error(html.escape(str(err), quote=False), print_exception=False) from err
 
 
 def _keyed(values: dict[str, Any], ui: Components) -> dict[Any, Any]:
