@@ -1,0 +1,78 @@
+"""Fixtures for the reliability suites: the app in this process on a loopback port, with canned
+arena definitions (and, where a test asks, a fake LM run that echoes its input back)."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+from demo.loadtest import OPEN, launch
+from demo.settings import DemoSettings
+
+FAST = ("centroid", "prompting")
+
+
+def echo_run_learn(word, examples, learners, **_kwargs):
+    """Stands in for the LM: each 'definition' repeats the hostile input, markup and all."""
+    rows = [
+        types.SimpleNamespace(
+            learner=name,
+            definition=f"{word} <script>alert(1)</script> **{examples[0][:80]}**",
+            embedding=types.SimpleNamespace(seconds=0.01),
+        )
+        for name in learners
+    ]
+    return types.SimpleNamespace(
+        word=word, lm="gemma-3-270m", device="cpu", results=rows, timings={}
+    )
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Learn and battles answer at once with echoed definitions; no plots are drawn."""
+    import demo.arena
+    import demo.engine
+    from demo.callbacks import Callbacks
+
+    monkeypatch.setattr(demo.arena, "run_learn", echo_run_learn)
+    monkeypatch.setattr(demo.engine, "run_learn", echo_run_learn)
+    monkeypatch.setattr(demo.engine, "set_up_lm", lambda *a, **k: None)
+    monkeypatch.setattr(Callbacks, "_plots", lambda self, view, space: {})
+
+
+def small_pool(folder):
+    pool = folder / "pool.jsonl"
+    rows = [{"word": w, "examples": [f"A {w} sat here."]} for w in ("blick", "dax", "fep")]
+    pool.write_text("\n".join(json.dumps(r) for r in rows))
+    return pool
+
+
+def settings_in(folder, db: str | None = None, **changes) -> DemoSettings:
+    base = DemoSettings(
+        cache_dir=folder,
+        db=db or str(folder / "votes.sqlite"),
+        arena_learners=FAST,
+        arena_items=small_pool(folder),
+        vote_limit=OPEN,
+        battle_limit=OPEN,
+        leaderboard_rounds=10,
+    )
+    return base.with_(**changes)
+
+
+@pytest.fixture
+def app_factory():
+    """launch(settings) -> (url, callbacks); every app is closed after the test."""
+    opened = []
+
+    def start(settings: DemoSettings):
+        url, callbacks, app = launch(settings)
+        opened.append((app, callbacks))
+        return url, callbacks
+
+    yield start
+    for app, callbacks in opened:
+        app.close()
+        callbacks.store.close()
