@@ -193,6 +193,7 @@ def encoder_path(name: str) -> str:
 def load_causal_lm(name: str | None = None, device: Device = "auto"):
     """(model, tokenizer), frozen, in eval mode, on the resolved device; cached per process."""
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     name = name or load_settings().lm
@@ -201,7 +202,8 @@ def load_causal_lm(name: str | None = None, device: Device = "auto"):
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-    except OSError as err:
+    # a truncated weights file raises SafetensorError, a mangled config.json a ValueError
+    except (OSError, ValueError, SafetensorError) as err:
         raise RuntimeError(
             f"could not load LM {name!r} from {path}: {err}. If the cache is damaged, "
             f"repair it with: python -m backends fetch {name} --force"
