@@ -261,7 +261,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
 
 def _serve(port: int) -> None:
     """The app as `python app.py` starts it (settings from NONCE_*), with canned definitions."""
-    _url, _callbacks, app = launch(load_demo_settings().with_(vote_limit=OPEN), port)
+    _url, _callbacks, app = launch(load_demo_settings(), port)
     print(f"serving on 127.0.0.1:{port}", flush=True)
     app.block_thread()
 
