@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shlex
 import sys
 import time
@@ -158,12 +159,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _relative(path: Path) -> str:
+    """The path relative to the repository root (shared data reads `../shared/...`)."""
     from benchmarks.data import REPO_ROOT
 
-    try:
-        return str(path.resolve().relative_to(REPO_ROOT.parent))
-    except ValueError:
-        return str(path)
+    return os.path.relpath(path.resolve(), REPO_ROOT)
 
 
 if __name__ == "__main__":
