@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from demo.settings import load_demo_settings
-from demo.store import StoreUnavailable, VoteStore
+from demo.store import StoreUnavailable, VoteStore, safe_export_name
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,16 +19,38 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--out", required=True, help="file to write ('-' for standard output)")
     export.add_argument("--judge", choices=("human", "auto"), default=None, help="default: both")
     export.add_argument("--db", help="SQLite path or database URL (default: NONCE_DB)")
+    export.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     return parser
+
+
+def _checked_out(out: str, force: bool) -> str:
+    """--out: '-' or a new file (a plain name, no '..') in an existing folder."""
+    if out == "-":
+        return out
+    path = Path(out)
+    safe_export_name(path.name)
+    if not path.name.strip() or ".." in path.parts:
+        raise ValueError(f"--out {out[:60]!r}: give a file name, without '..'")
+    if not path.parent.is_dir():
+        raise ValueError(f"--out {out[:60]!r}: folder {str(path.parent)[:60]!r} does not exist")
+    if path.exists() and not force:
+        raise ValueError(f"--out {out[:60]!r} exists; add --force to overwrite it")
+    return out
+
+
+def _checked_db(target: str) -> str:
+    """An export reads a store: a SQLite path must exist (opening would create an empty one)."""
+    if "://" not in target and not Path(target).expanduser().is_file():
+        raise ValueError(f"no vote store at {target[:60]!r}: give a SQLite file or a database URL")
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    target = args.db or load_demo_settings().db_target
     try:
-        store = VoteStore.open(target)
-        dest = sys.stdout if args.out == "-" else args.out
+        store = VoteStore.open(_checked_db(args.db or load_demo_settings().db_target))
+        dest = sys.stdout if args.out == "-" else _checked_out(args.out, args.force)
         count = store.export(dest, args.format, args.judge)
     except (StoreUnavailable, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)

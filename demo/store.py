@@ -18,6 +18,7 @@ import csv
 import json
 import logging
 import secrets
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -44,7 +45,7 @@ from sqlalchemy import (
     make_url,
     select,
 )
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError
 
 log = logging.getLogger(__name__)
 
@@ -261,10 +262,17 @@ class VoteStore:
             path = Path(text).expanduser().resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
             text = f"sqlite:///{path}"
-        if make_url(text).get_backend_name() == "sqlite":
-            engine = _sqlite_engine(text, settings)
-        else:
-            engine = create_engine(text, pool_pre_ping=True)
+        try:  # a malformed URL or an unknown driver; the URL may hold a password: not echoed
+            backend = make_url(text).get_backend_name()
+            if backend == "sqlite":
+                engine = _sqlite_engine(text, settings)
+            else:
+                engine = create_engine(text, pool_pre_ping=True)
+        except (ArgumentError, ImportError) as err:
+            raise ValueError(
+                "the vote store target is neither a SQLite path nor a database URL with an "
+                f"installed driver ({type(err).__name__})"
+            ) from err
         with _available("open the database"):
             _create_tables(engine)
         log.info("vote store open at %s", make_url(text).render_as_string(hide_password=True))
@@ -449,12 +457,13 @@ def _dataset_card(count: int, judge: Judge | None) -> str:
 def safe_export_name(name: str) -> str:
     """Return `name` if it is a plain file name; reject separators, '..' and control chars."""
     shown = repr(name)[:60]  # the messages quote at most this much of a hostile name
-    if not name or name in (".", ".."):
+    if not name.strip() or name in (".", ".."):
         raise ValueError(f"export name {shown} is empty or a directory reference")
     if len(name) > 200:
         raise ValueError(f"export name {shown}… is {len(name):,} characters; the limit is 200")
     if "/" in name or "\\" in name or ".." in name:
         raise ValueError(f"export name {shown} may not contain '/', '\\' or '..'")
-    if any(ord(char) < 32 or ord(char) == 127 for char in name):
-        raise ValueError(f"export name {shown} contains control characters")
+    # control, format (bidi overrides, zero-width), private-use and surrogate code points
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs") for char in name):
+        raise ValueError(f"export name {shown} contains control or invisible characters")
     return name
