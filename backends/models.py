@@ -73,11 +73,18 @@ ENCODER_PRESETS: dict[str, Preset] = {
 }
 
 
+def _is_folder(name: str) -> bool:
+    try:
+        return Path(name).expanduser().is_dir()
+    except (OSError, ValueError):  # a name too long for a path, or one with a NUL byte
+        return False
+
+
 def resolve_source(name: str, presets: dict[str, Preset], kind: str) -> Preset | str:
     """A preset, a local folder, or a hub id ("owner/name"); anything else is an error."""
     if name in presets:
         return presets[name]
-    if Path(name).expanduser().is_dir():
+    if _is_folder(name):
         return str(Path(name).expanduser())
     if name.count("/") == 1 and all(part.strip() for part in name.split("/")):
         return name
