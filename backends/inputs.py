@@ -13,6 +13,7 @@ MAX_WORD_CHARS = 40
 MAX_EXAMPLES = 10
 MAX_EXAMPLE_CHARS = 600
 MAX_DEFINITION_CHARS = 600
+MAX_NEIGHBOURS = 200  # k nearest neighbours per space; faiss allocates k results per query
 # All sentences together, before blank lines are dropped: refused at once, before any scan.
 MAX_EXAMPLES_TOTAL_CHARS = 4 * MAX_EXAMPLES * MAX_EXAMPLE_CHARS
 
@@ -83,3 +84,12 @@ def check_definition(definition: str | None) -> str | None:
     if definition is None:
         return None
     return _clean(definition, "the definition", MAX_DEFINITION_CHARS) or None
+
+
+def check_neighbours(k: int) -> int:
+    """How many neighbours to list: a whole number 1..MAX_NEIGHBOURS."""
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_NEIGHBOURS:
+        raise InputError(
+            f"k={str(k)[:40]}: choose a whole number of neighbours 1..{MAX_NEIGHBOURS}"
+        )
+    return k

@@ -11,7 +11,7 @@ from functools import lru_cache
 import torch
 
 from backends.definitions import define
-from backends.inputs import check_definition, check_examples, check_word
+from backends.inputs import check_definition, check_examples, check_neighbours, check_word
 from backends.learners import NonceEmbedding, load_learner, parse_learners
 from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
@@ -67,6 +67,7 @@ def learn(
     word = check_word(word)
     checked = check_examples(word, examples)
     definition = check_definition(definition)
+    k = check_neighbours(k)
     names = parse_learners(learners)
     timings: dict[str, float] = {}
     start = time.perf_counter()
