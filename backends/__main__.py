@@ -14,6 +14,26 @@ import sys
 from backends.settings import load_settings
 
 
+def _one_of(*options: str):
+    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
+
+    def parse(value: str) -> str:
+        if value not in options:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
+        return value
+
+    parse.__name__ = "choice"
+    return parse
+
+
+def _whole(value: str) -> int:
+    """An argparse type: an int, quoting at most 40 characters of a bad value."""
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m backends", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -23,9 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--definition", help="optional definition (read by definition_reader)")
     learn.add_argument("--learner", default="all", help="NAME, NAME,NAME or all")
     learn.add_argument("--lm", default=None, help="LM preset, local folder or hub id")
-    learn.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
-    learn.add_argument("--k", type=int, default=10, help="neighbours per space")
-    learn.add_argument("--steps", type=int, default=None, help="token tuning steps")
+    learn.add_argument("--device", default=None, type=_one_of("auto", "cpu", "cuda"))
+    learn.add_argument("--k", type=_whole, default=10, help="neighbours per space")
+    learn.add_argument("--steps", type=_whole, default=None, help="token tuning steps")
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fetch = sub.add_parser("fetch", help="set-up: obtain and convert the embedded models")
     fetch.add_argument("names", nargs="*", help="LM presets (default: all embedded)")
