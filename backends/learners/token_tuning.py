@@ -70,6 +70,51 @@ def example_loss(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot) -> torch.T
     return -torch.cat(logprobs).mean()
 
 
+@dataclass(frozen=True)
+class ReplayStates:
+    """What the frozen LM computes on the replay sentences, once: per predicted position,
+    the final hidden state, the target token's logit and the log-sum-exp of all V logits.
+
+    A replay sentence never contains the new word, so it depends on the learned vectors
+    only through the output vector's one extra logit in each softmax normaliser:
+    log p(target) = logit_target - logaddexp(lse_V, h . v_out). That is exact, and a
+    dot product per position instead of a forward and backward pass per step."""
+
+    hidden: torch.Tensor  # [M, d]
+    target_logit: torch.Tensor  # [M]
+    lse: torch.Tensor  # [M]
+    sentence_of: torch.Tensor  # [M], which replay sentence each position belongs to
+
+
+@torch.no_grad()
+def replay_states(lm: NonceLM, sentences: tuple[str, ...]) -> ReplayStates:
+    cache = lm.__dict__.setdefault("_replay_states", {})
+    if sentences not in cache:
+        parts = []
+        for start in range(0, len(sentences), 16):
+            seqs = [lm.encode(s) for s in sentences[start : start + 16]]
+            ids, mask = lm.pad(seqs, left=False)
+            hidden = lm.hidden(ids, mask, None).last_hidden_state
+            for row, seq in enumerate(seqs):
+                h = hidden[row, : len(seq) - 1]
+                logits = lm.logits(h, None).float()  # [T-1, V]
+                target = logits.gather(-1, ids[row, 1 : len(seq), None])[:, 0]
+                index = torch.full_like(target, start + row, dtype=torch.long)
+                parts.append((h.float(), target, logits.logsumexp(-1), index))
+        cache[sentences] = ReplayStates(*(torch.cat(p) for p in zip(*parts)))
+    return cache[sentences]
+
+
+def replay_nll(lm: NonceLM, states: ReplayStates, chosen: list[int], vout: torch.Tensor):
+    """Summed negative log-likelihood of the chosen replay sentences, and their token count."""
+    rows = torch.isin(states.sentence_of, torch.tensor(chosen, device=states.sentence_of.device))
+    nonce_logit = states.hidden[rows] @ vout.float()  # [m]
+    if lm.softcap:
+        nonce_logit = torch.tanh(nonce_logit / lm.softcap) * lm.softcap
+    logp = states.target_logit[rows] - torch.logaddexp(states.lse[rows], nonce_logit)
+    return -logp.sum(), int(rows.sum())
+
+
 class TokenTuningLearner(Learner):
     name = "token_tuning"
     paper = "Lampinen & McClelland 2017 (token tuning); CoLLEGe's TT-N baseline"
@@ -90,16 +135,24 @@ class TokenTuningLearner(Learner):
         )
         slot = NonceSlot(vin[None], vout[None])
         seqs = example_ids(lm, word, examples, lm.vocab_size)
-        pool = (
-            [lm.encode(s) for s in replay_sentences(cfg.replay_pool)] if cfg.replay_per_step else []
+        replay = (
+            replay_states(lm, replay_sentences(cfg.replay_pool)) if cfg.replay_per_step else None
         )
         rng = random.Random(cfg.seed)
         optimizer = torch.optim.Adam([vin, vout], lr=cfg.lr)
         with torch.no_grad():
             before = float(example_loss(lm, seqs, slot))
         for _ in range(cfg.steps):
-            batch = seqs + rng.sample(pool, min(cfg.replay_per_step, len(pool)))
-            loss = example_loss(lm, batch, slot) + cfg.l2 * (vin.pow(2).sum() + vout.pow(2).sum())
+            logprobs = torch.cat(lm.token_logprobs(seqs, slot))
+            nll, count = -logprobs.sum(), len(logprobs)
+            if replay is not None:
+                chosen = rng.sample(
+                    range(cfg.replay_pool), min(cfg.replay_per_step, cfg.replay_pool)
+                )
+                replay_sum, replay_count = replay_nll(lm, replay, chosen, vout)
+                nll, count = nll + replay_sum, count + replay_count
+            # Mean cross-entropy over example and replay tokens alike, plus the paper's L2.
+            loss = nll / count + cfg.l2 * (vin.pow(2).sum() + vout.pow(2).sum())
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

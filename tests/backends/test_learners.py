@@ -95,3 +95,21 @@ def test_first_sentence():
     assert first_sentence(" a small bird. It sings.") == "a small bird."
     assert first_sentence("a bird\nthat sings") == "a bird"
     assert first_sentence("no end") == "no end"
+
+
+def test_replay_shortcut_equals_the_full_forward_pass(tiny_lm):
+    """Replay sentences hold no nonce: precomputed states give their exact log-likelihood."""
+    from backends.learners.token_tuning import replay_nll, replay_states
+    from backends.nonce_lm import NonceSlot
+
+    sentences = ("the dog sang at night .", "my cat fed a big horse some bread .")
+    vout = torch.randn(tiny_lm.dim) * 3
+    slot = NonceSlot(torch.zeros(1, tiny_lm.dim), vout[None])
+    full = -sum(
+        float(lp.sum())
+        for lp in tiny_lm.token_logprobs([tiny_lm.encode(s) for s in sentences], slot)
+    )
+    states = replay_states(tiny_lm, sentences)
+    shortcut, count = replay_nll(tiny_lm, states, [0, 1], vout)
+    assert float(shortcut) == pytest.approx(full, rel=1e-4)
+    assert count == sum(len(tiny_lm.encode(s)) - 1 for s in sentences)
