@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -62,8 +63,12 @@ def learn(
     spaces: tuple[Space, ...] = ("input", "output"),
     configs: dict | None = None,
     max_new_tokens: int = 32,
+    on_step: Callable[[str, int, int], None] | None = None,
 ) -> LearnResult:
-    """Validate, learn with every requested learner, define all in one batch, find neighbours."""
+    """Validate, learn with every requested learner, define all in one batch, find neighbours.
+
+    `on_step(what, i, n)` is told before each of the n steps (each learner, then the
+    batched definitions), so a caller can show progress."""
     word = check_word(word)
     checked = check_examples(word, examples)
     definition = check_definition(definition)
@@ -74,9 +79,13 @@ def learn(
     nonce_lm = load_lm(lm, device)
     timings["load_lm"] = time.perf_counter() - start
     embeddings = []
-    for name in names:
+    for i, name in enumerate(names):
+        if on_step:
+            on_step(name, i, len(names) + 1)
         learner = load_learner(name, (configs or {}).get(name))
         embeddings.append(learner.learn(nonce_lm, word, checked, definition))
+    if on_step:
+        on_step("definitions", len(names), len(names) + 1)
     start = time.perf_counter()
     definitions = define(nonce_lm, embeddings, max_new_tokens=max_new_tokens)
     timings["define_batched"] = time.perf_counter() - start

@@ -88,6 +88,7 @@ class Callbacks:
             device=device,  # type: ignore[arg-type]
             configs=configs,
             max_new_tokens=self.settings.max_new_tokens,
+            on_step=lambda what, i, n: progress(0.1 + 0.75 * i / n, desc=_step_note(what)),
         )
         engine.remember(self.cache, result, item, configs)
         progress(0.85, desc="Drawing the t-SNE map…")
@@ -190,6 +191,14 @@ def _whole(value: Any, what: str) -> int:
     if not number.is_integer():
         raise ValueError(f"{what} must be a whole number, got {str(value)[:40]!r}")
     return int(number)
+
+
+def _step_note(what: str) -> str:
+    if what == "definitions":
+        return "Generating every learner's definition in one batch…"
+    if what == "token_tuning":
+        return "token_tuning: gradient steps on the new token (the slow one on a CPU)…"
+    return f"{what}: learning the word…"
 
 
 def _learning_note(word: str, names: list[str], tt_steps: int) -> str:

@@ -67,6 +67,7 @@ def run_learn(
     device: Device = "auto",
     configs: dict | None = None,
     max_new_tokens: int = 32,
+    on_step=None,
 ) -> LearnResult:
     """backends.pipeline.learn under the LM lock (GPU-bound on a ZeroGPU Space)."""
     from backends.pipeline import learn
@@ -81,6 +82,7 @@ def run_learn(
             device=device,
             configs=configs,
             max_new_tokens=max_new_tokens,
+            on_step=on_step,
         )
 
 
