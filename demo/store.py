@@ -45,6 +45,7 @@ from sqlalchemy import (
     make_url,
     select,
 )
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError
 
 log = logging.getLogger(__name__)
@@ -222,7 +223,7 @@ def _row_to_vote(row: Any) -> Vote:
     )
 
 
-def _sqlite_engine(url: str, settings: StoreSettings) -> Engine:
+def _sqlite_engine(url: str | URL, settings: StoreSettings) -> Engine:
     engine = create_engine(url, connect_args={"timeout": settings.busy_timeout_s})
 
     @event.listens_for(engine, "connect")
@@ -257,11 +258,12 @@ class VoteStore:
     def open(cls, target: str | Path, settings: StoreSettings | None = None) -> VoteStore:
         """Open (creating if needed) a store at a SQLite path or a database URL."""
         settings = settings or StoreSettings()
-        text = str(target)
+        text: str | URL = str(target)
         if "://" not in text:
             path = Path(text).expanduser().resolve()
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = f"sqlite:///{path}"
+            # URL.create, not f"sqlite:///{path}": a URL string would decode %2e%2e%2f to ../
+            text = URL.create("sqlite", database=str(path))
         try:  # a malformed URL or an unknown driver; the URL may hold a password: not echoed
             backend = make_url(text).get_backend_name()
             if backend == "sqlite":
