@@ -52,9 +52,16 @@ def _checked_out(out: str, force: bool) -> str:
     return out
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).expanduser().is_file()
+    except (OSError, ValueError):  # too long for a path, or a NUL byte
+        return False
+
+
 def _checked_db(target: str) -> str:
     """An export reads a store: a SQLite path must exist (opening would create an empty one)."""
-    if "://" not in target and not Path(target).expanduser().is_file():
+    if "://" not in target and not _is_file(target):
         raise ValueError(f"no vote store at {target[:60]!r}: give a SQLite file or a database URL")
     return target
 
