@@ -1,0 +1,121 @@
+"""Integrity: votes only for battles the server created, once each; no learner name before the
+vote; per-annotator rate limits; exports carry pseudonymous annotator ids and no secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from demo.loadtest import client_of
+from demo.settings import RateLimit
+from tests.reliability.conftest import FAST, settings_in
+
+pytestmark = pytest.mark.integration
+
+NEUTRAL = {"centroid": "a small bird", "prompting": "a kind of tool"}  # name nothing
+
+
+def _raw_call(url: str, api: str, data: list) -> str:
+    """The whole server-sent-event stream of one API call, as the browser would receive it."""
+    body = json.dumps({"data": data}).encode()
+    request = urllib.request.Request(url + f"gradio_api/call/{api}", data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=30) as reply:
+        event_id = json.loads(reply.read())["event_id"]
+    with urllib.request.urlopen(url + f"gradio_api/call/{api}/{event_id}", timeout=30) as reply:
+        return reply.read().decode()
+
+
+def test_no_learner_name_before_the_vote(tmp_path, app_factory):
+    url, callbacks = app_factory(settings_in(tmp_path))
+    callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
+    stream = _raw_call(url, "battle_pool", [None])
+    assert "process_completed" in stream or "complete" in stream
+    for name in FAST:
+        assert name not in stream, f"the battle reveals {name!r} before the vote"
+    client = client_of(url)
+    shown = client.predict(None, api_name="/battle_pool")
+    assert not any(name in json.dumps(shown) for name in FAST)
+    reveal = client.predict(shown[0], None, api_name="/vote_a")
+    assert all(name in json.dumps(reveal) for name in FAST)  # named only after the vote
+
+
+def test_each_battle_takes_one_vote_even_under_a_race(tmp_path, app_factory):
+    url, callbacks = app_factory(settings_in(tmp_path))
+    callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
+    client = client_of(url)
+    battle_id = client.predict(None, api_name="/battle_pool")[0]
+
+    def vote(_):
+        try:
+            client.predict(battle_id, None, api_name="/vote_b")
+            return "stored"
+        except Exception as err:  # noqa: BLE001
+            return str(err)
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        results = list(pool.map(vote, range(10)))
+    assert results.count("stored") == 1
+    assert all("already has a vote" in r for r in results if r != "stored")
+    assert callbacks.store.count_votes() == 1
+    with pytest.raises(Exception, match="unknown battle"):
+        client.predict("A" * 22, None, api_name="/vote_a")  # a well-formed but forged id
+    with pytest.raises(Exception, match="another annotator"):
+        client_of(url).predict(
+            client.predict(None, api_name="/battle_pool")[0], None, api_name="/vote_a"
+        )
+
+
+def test_rate_limits_per_annotator(tmp_path, app_factory):
+    few = RateLimit(per_minute=1, burst=3)
+    url, callbacks = app_factory(settings_in(tmp_path, vote_limit=few, battle_limit=few))
+    callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
+    client = client_of(url)
+    battles = [client.predict(None, api_name="/battle_pool")[0] for _ in range(3)]
+    with pytest.raises(Exception, match="Too many new battles"):
+        client.predict(None, api_name="/battle_pool")
+    for battle_id in battles:
+        client.predict(battle_id, None, api_name="/vote_tie")
+    other = client_of(url)  # someone else is not slowed down by the first annotator
+    assert other.predict(None, api_name="/battle_pool")[0]
+    assert callbacks.store.count_votes() == 3
+
+
+def test_export_is_pseudonymous_and_carries_no_secrets(tmp_path, app_factory):
+    salt = "s3cret-salt-for-the-test"
+    url, callbacks = app_factory(settings_in(tmp_path, id_salt=salt))
+    callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
+    raw_ids = ["browser-id-of-alice", "bob@example.org"]
+    for raw in raw_ids:
+        client = client_of(url)
+        battle_id = client.predict(raw, api_name="/battle_pool")[0]
+        client.predict(battle_id, raw, api_name="/vote_a")
+    session_client = client_of(url)
+    battle_id = session_client.predict(None, api_name="/battle_pool")[0]
+    session_client.predict(battle_id, None, api_name="/vote_b")
+    path = client_of(url).predict("jsonl", "all", api_name="/export")[0]
+    text = open(path, encoding="utf-8").read()
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert len(rows) == 3
+    assert all(re.fullmatch(r"(anon|hf):[0-9a-f]{20}", r["annotator"]) for r in rows)
+    assert len({r["annotator"] for r in rows}) == 3
+    for secret in [*raw_ids, salt, session_client.session_hash, "127.0.0.1", str(tmp_path)]:
+        assert secret not in text, f"the export carries {secret!r}"
+    assert set(rows[0]) == {
+        "battle_id",
+        "word",
+        "examples",
+        "learner_a",
+        "learner_b",
+        "output_a",
+        "output_b",
+        "lm",
+        "vote",
+        "annotator",
+        "judge",
+        "created_at",
+    }
