@@ -235,6 +235,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
         if store is not None:
             figures |= stored_check(store, votes.acked)
             figures["rows_in_store"] -= before
+        print(json.dumps(figures), flush=True)  # the vote figures survive a failing Learn phase
     if args.learn_users and args.learn_clicks:
         learners = tuple(args.learners.split(","))
         client_of(url).predict(
