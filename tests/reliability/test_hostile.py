@@ -137,14 +137,11 @@ def test_backends_cli(monkeypatch, tiny_lm):
 @pytest.mark.parametrize(
     "args",
     [
-        ["--word", "", "--example", "x"],
         ["--word", "<script>", "--example", "<script> sat."],
-        ["--word", "wug", "--example", "The cat sat."],
         ["--word", "wug", *sum((["--example", "A wug sat."] for _ in range(1000)), [])],
-        ["--word", "wug", "--example", "A wug sat.", "--learner", "'; DROP TABLE votes; --"],
         ["--word", "wug", "--example", "A wug sat.", "--k", "99999999999"],
     ],
-    ids=["empty", "script", "absent", "1000 sentences", "sql learner", "absurd k"],
+    ids=["script", "1000 sentences", "absurd k"],
 )
 def test_backends_cli_subprocess(args):
     command = [sys.executable, "-m", "backends", "learn", "--device", "cpu", *args]
