@@ -428,7 +428,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     ref_in, ref_out = data.ref_in.to(device), data.ref_out.to(device)
     started = time.perf_counter() - elapsed
     bar = tqdm(range(start_step, cfg.steps), initial=start_step, total=cfg.steps, desc="college")
-    step = start_step
+    done = start_step  # steps completed
     for step in bar:
         rng = random.Random(cfg.seed * 1_000_003 + step)  # resume replays the same batches
         gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
@@ -478,12 +478,13 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
                 "seconds": seconds,
             }
             torch.save(state, work / "checkpoint.pt")
+        done = step + 1
         if last:
             break
     final = unwrap(generator, accelerator)
     final.save(out)
     results = evaluate(final, dev)
-    summary = {"steps": step + 1, "seconds": time.perf_counter() - started, **results}
+    summary = {"steps": done, "seconds": time.perf_counter() - started, **results}
     (out / "train_summary.json").write_text(
         json.dumps({"config": asdict(cfg), **summary}, indent=2)
     )

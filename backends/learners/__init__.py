@@ -9,12 +9,13 @@ from __future__ import annotations
 from backends.learners.base import Learner, NonceEmbedding
 from backends.learners.cache import CacheLearner
 from backends.learners.centroid import CentroidLearner
+from backends.learners.college import CollegeLearner
 from backends.learners.definition_reader import DefinitionReaderLearner
 from backends.learners.prompting import PromptingLearner
 from backends.learners.token_tuning import TokenTuningLearner
 from backends.registry import unknown_name_message
 
-# CoLLEGe (its own module, college.py) joins this table once its trained generator ships.
+# CoLLEGe reads its trained generator from assets/college/ (see backends/train_college.py).
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls
     for cls in (
@@ -23,6 +24,7 @@ LEARNERS: dict[str, type[Learner]] = {
         PromptingLearner,
         DefinitionReaderLearner,
         CacheLearner,
+        CollegeLearner,
     )
 }
 
