@@ -221,37 +221,50 @@ class NonceLM:
         stop: Callable[[list[int]], bool] | None = None,
         nonce_of_row: Sequence[int | None] | None = None,
     ) -> list[list[int]]:
-        """Greedy continuation of every prompt in one batch, with a KV cache."""
+        """Greedy continuation of every prompt in one batch, with a KV cache.
+
+        A row that has finished leaves the batch (and the cache), so the rows still
+        generating do not pay for it: a batch costs about its longest row, not
+        longest row x batch size."""
         from transformers import DynamicCache
 
         ids, mask = self.pad(prompts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
         new: list[list[int]] = [[] for _ in prompts]
-        done = [False] * len(prompts)
+        live = list(range(len(prompts)))  # original row of each batch row still generating
         for _ in range(max_new_tokens):
-            hidden = out.last_hidden_state[:, -1]  # [B, d]
-            logits = self.logits(hidden, slot).float()
-            if nonce_of_row is not None:
-                logits = torch.stack(
-                    [self.own_nonce_only(logits[r], nonce_of_row[r]) for r in range(len(prompts))]
-                )
-            logprobs = F.log_softmax(logits, dim=-1)
-            for row, hook in enumerate(hooks or []):
-                if hook is not None:
-                    logprobs[row] = hook(hidden[row : row + 1], logprobs[row : row + 1])[0]
-            step = logprobs.argmax(-1)  # [B]
-            for row, token in enumerate(step.tolist()):
-                if not done[row]:
-                    new[row].append(token)
-                    done[row] = token == self.tokenizer.eos_token_id or bool(
-                        stop and stop(new[row])
-                    )
-            if all(done):
+            hidden = out.last_hidden_state[:, -1]  # [L, d]
+            step = self._next_tokens(hidden, slot, live, hooks, nonce_of_row)  # [L]
+            keep = []
+            for i, token in enumerate(step.tolist()):
+                new[live[i]].append(token)
+                finished = token == self.tokenizer.eos_token_id or bool(stop and stop(new[live[i]]))
+                if not finished:
+                    keep.append(i)
+            if not keep:
                 break
+            cache = out.past_key_values
+            if len(keep) < len(live):
+                index = torch.tensor(keep, device=self.device)
+                cache.batch_select_indices(index)
+                mask, positions, step = mask[index], positions[index], step[index]
+                live = [live[i] for i in keep]
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             positions = positions[:, -1:] + 1
-            out = self.hidden(
-                step[:, None], mask, slot, past=out.past_key_values, positions=positions
-            )
+            out = self.hidden(step[:, None], mask, slot, past=cache, positions=positions)
         return new
+
+    def _next_tokens(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
+        """Greedy choice per live row: its own nonce column only, then its hook if any."""
+        logits = self.logits(hidden, slot).float()  # [L, V + n]
+        if nonce_of_row is not None:
+            logits = torch.stack(
+                [self.own_nonce_only(logits[i], nonce_of_row[row]) for i, row in enumerate(live)]
+            )
+        logprobs = F.log_softmax(logits, dim=-1)
+        for i, row in enumerate(live):
+            hook = hooks[row] if hooks else None
+            if hook is not None:
+                logprobs[i] = hook(hidden[i : i + 1], logprobs[i : i + 1])[0]
+        return logprobs.argmax(-1)

@@ -30,6 +30,9 @@ def load_lm(name: str | None = None, device: Device = "auto") -> NonceLM:
 
 @lru_cache(maxsize=4)
 def _load_lm(name: str, device: str) -> NonceLM:
+    threads = load_settings().cpu_threads
+    if threads > 0:  # on a shared CPU, fewer threads than cores avoids thrashing
+        torch.set_num_threads(threads)
     model, tokenizer = load_causal_lm(name, device)
     return NonceLM(model, tokenizer, name)
 

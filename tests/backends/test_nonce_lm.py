@@ -91,3 +91,25 @@ def test_decode_prints_nonce_ids_as_their_word(tiny_lm):
     v = tiny_lm.vocab_size
     ids = tiny_lm.encode("the wug sang", "wug", v, bos=False)
     assert "wug" in tiny_lm.decode(ids, {v: "wug"})
+
+
+def test_rows_that_finish_early_leave_the_batch_without_changing_the_others(tiny_lm):
+    slot = random_slot(tiny_lm, 3, seed=2)
+    v = tiny_lm.vocab_size
+    prompts = [
+        tiny_lm.encode("the wug", "wug", v),
+        tiny_lm.encode("my daughter fed the wug some bread", "wug", v + 1),
+        tiny_lm.encode("a big wug sang at night and the wug", "wug", v + 2),
+    ]
+    rows = [v, v + 1, v + 2]
+
+    def stop(ids):  # each row stops after a length set by its own first token
+        return len(ids) >= 1 + ids[0] % 5
+
+    batched = tiny_lm.generate(prompts, slot, max_new_tokens=8, stop=stop, nonce_of_row=rows)
+    alone = [
+        tiny_lm.generate([p], slot, max_new_tokens=8, stop=stop, nonce_of_row=[r])[0]
+        for p, r in zip(prompts, rows)
+    ]
+    assert batched == alone
+    assert len({len(out) for out in batched}) > 1  # rows really did finish at different steps
