@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 APT_PACKAGES := wordnet-base wordnet-sense-index
 
-.PHONY: setup app test test-all lint browser-deps system-deps
+.PHONY: setup app test test-all lint browser-deps system-deps test-deps load
 
 # Debian packages: WordNet for NLTK (and Chromium for the browser test).
 system-deps:
@@ -32,13 +32,26 @@ browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq chromium; } || true
 	@[ -d tests/browser/node_modules ] || { [ -f tests/browser/package.json ] && cd tests/browser && npm install --no-audit --no-fund --silent; } || true
 
+# PostgreSQL server for the reliability tests (a throwaway cluster per run); skipped without it.
+TEST_APT_PACKAGES := postgresql
+test-deps:
+	@dpkg -s $(TEST_APT_PACKAGES) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(TEST_APT_PACKAGES); \
+	  else echo "PostgreSQL tests will be skipped: sudo apt-get install $(TEST_APT_PACKAGES)"; fi; }
+
 # The default run: unit + integration tests on the real embedded models; slow
 # model-quality tests run only with NONCE_SLOW=1 (make test-all).
-test: setup browser-deps
+test: setup browser-deps test-deps
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
-test-all: setup browser-deps
+test-all: setup browser-deps test-deps
 	NONCE_SLOW=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+# The full-size load test: 50 annotators x 10 000 votes on SQLite and on PostgreSQL,
+# and the Learn click under 5 concurrent users.
+load: setup test-deps
+	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --learn-users 5 --learn-clicks 2
+	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --db postgres
