@@ -26,11 +26,12 @@ class Neighbour:
 
 
 def is_whole_word(piece: str) -> bool:
-    """True for tokens that start a word and are made of letters: ' lizard', not 'ard' or '.'."""
+    """True for word-start tokens of 3+ letters: ' lizard', not 'ard', ' st' or '.'."""
     if not piece.startswith(" "):
         return False
     body = piece[1:]
-    return len(body) >= 2 and body.isalpha() and "\ufffd" not in body
+    # Three letters at least: two-letter word-start pieces are mostly fragments (st, ch, gr).
+    return len(body) >= 3 and body.isalpha() and "\ufffd" not in body
 
 
 def piece_texts(tokenizer, pieces: list[str | None]) -> list[str]:

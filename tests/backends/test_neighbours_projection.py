@@ -9,7 +9,7 @@ from backends.projection import project
 
 def test_whole_word_filter():
     assert is_whole_word(" lizard") and not is_whole_word("ard")
-    assert not is_whole_word(" .") and not is_whole_word(" a")
+    assert not is_whole_word(" .") and not is_whole_word(" a") and not is_whole_word(" st")
 
 
 def test_a_tokens_own_row_is_its_nearest_neighbour(tiny_lm):
