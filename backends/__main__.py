@@ -11,19 +11,8 @@ import json
 import logging
 import sys
 
+from backends.registry import one_of
 from backends.settings import load_settings
-
-
-def _one_of(*options: str):
-    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
-
-    def parse(value: str) -> str:
-        if value not in options:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
-        return value
-
-    parse.__name__ = "choice"
-    return parse
 
 
 def _whole(value: str) -> int:
@@ -43,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--definition", help="optional definition (read by definition_reader)")
     learn.add_argument("--learner", default="all", help="NAME, NAME,NAME or all")
     learn.add_argument("--lm", default=None, help="LM preset, local folder or hub id")
-    learn.add_argument("--device", default=None, type=_one_of("auto", "cpu", "cuda"))
+    learn.add_argument("--device", default=None, type=one_of("auto", "cpu", "cuda"))
     learn.add_argument("--k", type=_whole, default=10, help="neighbours per space")
     learn.add_argument("--steps", type=_whole, default=None, help="token tuning steps")
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -7,31 +7,18 @@ import logging
 import sys
 from pathlib import Path
 
+from backends.registry import one_of
 from demo.settings import load_demo_settings
 from demo.store import StoreUnavailable, VoteStore, safe_export_name
-
-
-def _one_of(*options: str):
-    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
-
-    def parse(value: str) -> str:
-        if value not in options:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
-        return value
-
-    parse.__name__ = "choice"
-    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     export = commands.add_parser("export", help="write the stored votes to a JSONL or CSV file")
-    export.add_argument("--format", type=_one_of("jsonl", "csv"), default="jsonl")
+    export.add_argument("--format", type=one_of("jsonl", "csv"), default="jsonl")
     export.add_argument("--out", required=True, help="file to write ('-' for standard output)")
-    export.add_argument(
-        "--judge", type=_one_of("human", "auto"), default=None, help="default: both"
-    )
+    export.add_argument("--judge", type=one_of("human", "auto"), default=None, help="default: both")
     export.add_argument("--db", help="SQLite path or database URL (default: NONCE_DB)")
     export.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     return parser
