@@ -31,18 +31,31 @@ def sqlite_store(votes_db: Path):
     opened.close()
 
 
+@pytest.fixture(scope="session")
+def postgres_url():
+    """NONCE_TEST_POSTGRES_URL (a throwaway database: its tables are dropped), else a
+    throwaway cluster from Debian's postgresql package (installed by `make test`)."""
+    pytest.importorskip("psycopg")
+    url = os.environ.get("NONCE_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    from demo.pgtemp import TempPostgres, missing_reason
+
+    reason = missing_reason()
+    if reason:
+        pytest.skip(f"no PostgreSQL: {reason} (or set NONCE_TEST_POSTGRES_URL)")
+    with TempPostgres() as server:
+        yield server.url
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def vote_store(request: pytest.FixtureRequest, sqlite_store: VoteStore):
-    """The same tests on SQLite and, when NONCE_TEST_POSTGRES_URL names a throwaway
-    database (its battles and votes tables are dropped), on PostgreSQL."""
+    """The same tests on SQLite and on PostgreSQL."""
     if request.param == "sqlite":
         yield sqlite_store
         return
-    url = os.environ.get("NONCE_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("set NONCE_TEST_POSTGRES_URL to a throwaway database to run on PostgreSQL")
-    pytest.importorskip("psycopg")
-    opened = VoteStore.open(url)
+    opened = VoteStore.open(request.getfixturevalue("postgres_url"))
     store.battles.metadata.drop_all(opened.engine)
     store.battles.metadata.create_all(opened.engine)
     yield opened
