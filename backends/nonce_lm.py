@@ -53,6 +53,13 @@ class NonceLM:
         self.embed_scale = float(getattr(self.embedding, "embed_scale", 1.0))
         self.softcap = getattr(model.config, "final_logit_softcapping", None)
         self.tied = self.head.weight.data_ptr() == self.embedding.weight.data_ptr()
+        self._memo: dict = {}
+
+    def memo(self, key, compute: Callable[[], object]):
+        """A constant derived from this (frozen) LM, computed once: row norms, replay states."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def device(self) -> torch.device:

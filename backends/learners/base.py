@@ -54,15 +54,15 @@ class Learner(ABC):
 
 def mean_norms(lm: NonceLM) -> tuple[float, float]:
     """Average L2 norm of the LM's input and output embedding rows (what a new row should match)."""
-    cached = getattr(lm, "_mean_norms", None)
-    if cached is None:
-        with torch.no_grad():
-            cached = (
-                float(lm.input_matrix.norm(dim=-1).mean()),
-                float(lm.output_matrix.norm(dim=-1).mean()),
-            )
-        lm._mean_norms = cached
-    return cached
+
+    @torch.no_grad()
+    def compute():
+        return (
+            float(lm.input_matrix.norm(dim=-1).mean()),
+            float(lm.output_matrix.norm(dim=-1).mean()),
+        )
+
+    return lm.memo("mean_norms", compute)
 
 
 def rescale(vector: torch.Tensor, norm: float) -> torch.Tensor:
@@ -80,14 +80,15 @@ class RowStats:
 
 def row_stats(lm: NonceLM, space: str) -> RowStats:
     """RowStats of the input ("input") or output ("output") matrix, computed once per LM."""
-    cache = lm.__dict__.setdefault("_row_stats", {})
-    if space not in cache:
-        matrix = lm.input_matrix if space == "input" else lm.output_matrix
-        with torch.no_grad():
-            mean_row = matrix.float().mean(0)
-            spread = float((matrix.float() - mean_row).norm(dim=-1).mean())
-        cache[space] = RowStats(mean_row.to(matrix.dtype), spread)
-    return cache[space]
+
+    @torch.no_grad()
+    def compute() -> RowStats:
+        matrix = (lm.input_matrix if space == "input" else lm.output_matrix).float()
+        mean_row = matrix.mean(0)
+        spread = float((matrix - mean_row).norm(dim=-1).mean())
+        return RowStats(mean_row.to(lm.input_matrix.dtype), spread)
+
+    return lm.memo(("row_stats", space), compute)
 
 
 def like_a_row(vector: torch.Tensor, stats: RowStats) -> torch.Tensor:

@@ -86,23 +86,24 @@ class ReplayStates:
     sentence_of: torch.Tensor  # [M], which replay sentence each position belongs to
 
 
-@torch.no_grad()
 def replay_states(lm: NonceLM, sentences: tuple[str, ...]) -> ReplayStates:
-    cache = lm.__dict__.setdefault("_replay_states", {})
-    if sentences not in cache:
-        parts = []
-        for start in range(0, len(sentences), 16):
-            seqs = [lm.encode(s) for s in sentences[start : start + 16]]
-            ids, mask = lm.pad(seqs, left=False)
-            hidden = lm.hidden(ids, mask, None).last_hidden_state
-            for row, seq in enumerate(seqs):
-                h = hidden[row, : len(seq) - 1]
-                logits = lm.logits(h, None).float()  # [T-1, V]
-                target = logits.gather(-1, ids[row, 1 : len(seq), None])[:, 0]
-                index = torch.full_like(target, start + row, dtype=torch.long)
-                parts.append((h.float(), target, logits.logsumexp(-1), index))
-        cache[sentences] = ReplayStates(*(torch.cat(p) for p in zip(*parts)))
-    return cache[sentences]
+    return lm.memo(("replay_states", sentences), lambda: _compute_replay_states(lm, sentences))
+
+
+@torch.no_grad()
+def _compute_replay_states(lm: NonceLM, sentences: tuple[str, ...]) -> ReplayStates:
+    parts = []
+    for start in range(0, len(sentences), 16):
+        seqs = [lm.encode(s) for s in sentences[start : start + 16]]
+        ids, mask = lm.pad(seqs, left=False)
+        hidden = lm.hidden(ids, mask, None).last_hidden_state
+        for row, seq in enumerate(seqs):
+            h = hidden[row, : len(seq) - 1]
+            logits = lm.logits(h, None).float()  # [T-1, V]
+            target = logits.gather(-1, ids[row, 1 : len(seq), None])[:, 0]
+            index = torch.full_like(target, start + row, dtype=torch.long)
+            parts.append((h.float(), target, logits.logsumexp(-1), index))
+    return ReplayStates(*(torch.cat(p) for p in zip(*parts)))
 
 
 def replay_nll(lm: NonceLM, states: ReplayStates, chosen: list[int], vout: torch.Tensor):
