@@ -85,7 +85,9 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
         run = result["run"]
         figures = stored_check(store, run.acked)
         print(f"\nkilled after {len(run.acked)} acknowledged votes: {figures}")
-        assert len(run.acked) >= 80 and run.errors  # the kill cut some calls off
+        # The kill fired at 80 stored votes; each of the 5 clients may have had one stored
+        # vote whose reply the kill cut off, so at least 80 - 5 were acknowledged.
+        assert len(run.acked) >= 80 - 5 and run.errors  # the kill cut some calls off
         assert figures["missing"] == figures["duplicated"] == 0
         before = _table(store)
         store.close()
