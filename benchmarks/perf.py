@@ -63,7 +63,24 @@ def learner_latency(lm, options: RunOptions) -> list[Result]:
             examples = [Example(s) for s in SENTENCES[:shots]]
             seconds, _ = timed(learn_each, lm, (name,), NONCE, examples, options)
             rows.append(Result(name, shots, 1, {"seconds": seconds}, config, case="learn"))
-    return rows
+    return rows + latency_ratios(rows, "token_tuning", "college")
+
+
+def latency_ratios(rows: list[Result], slow: str, fast: str) -> list[Result]:
+    """`slow`/`fast` learn time on the same examples (CoLLEGe's claim: one encoder pass
+    instead of an optimisation), when both learners were measured."""
+    seconds = {(r.learner, r.shots): r.metrics["seconds"] for r in rows if r.case == "learn"}
+    return [
+        Result(
+            f"{slow}/{fast}",
+            shots,
+            1,
+            {"ratio": seconds[slow, shots] / seconds[fast, shots]},
+            case="learn speed-up",
+        )
+        for shots in (1, 3, 5)
+        if (slow, shots) in seconds and (fast, shots) in seconds
+    ]
 
 
 def definition_batching(lm, options: RunOptions) -> list[Result]:

@@ -15,7 +15,7 @@ from backends.learners.prompting import PromptingLearner
 from backends.learners.token_tuning import TokenTuningLearner
 from backends.registry import unknown_name_message
 
-# CoLLEGe reads its trained generator from assets/college/ (see backends/train_college.py).
+# CoLLEGe reads its trained generator from assets/college/ (see training/college.py).
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls
     for cls in (

@@ -7,7 +7,7 @@ one vector per concept, and two linear heads map it to the new token's input and
 output embeddings for the frozen causal LM. The heads start so that their expected
 output norms match the LM's mean embedding norms: the LM then reads the new row as a
 word from the first step. Training (episodes, buffer, negatives, distillation) lives
-in `backends.train_college`.
+in `training.college`.
 
 >>> learner = CollegeLearner.from_pretrained("assets/college/minilm-l6__gemma-3-270m")
 >>> embedding = learner.learn(lm, "wug", [Example("A wug sang on the fence.")])
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "college"
 DEFAULT_PATH = ASSETS / "minilm-l6__gemma-3-270m"
-TRAIN_COMMAND = "python -m backends.train_college --out assets/college/minilm-l6__gemma-3-270m"
+TRAIN_COMMAND = "python -m training.college --out assets/college/minilm-l6__gemma-3-270m"
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 
 

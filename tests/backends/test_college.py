@@ -13,7 +13,7 @@ from backends.learners.college import (
     ConceptState,
     GeneratorConfig,
 )
-from backends.train_college import regression_loss
+from training.college_losses import regression_loss
 
 
 class TinyTokenizer:
@@ -126,7 +126,7 @@ def test_training_step_lowers_loss(tiny):
 
 
 def test_missing_asset_names_the_training_command(tmp_path):
-    with pytest.raises(RuntimeError, match="python -m backends.train_college"):
+    with pytest.raises(RuntimeError, match="python -m training.college"):
         CollegeLearner.from_pretrained(tmp_path / "nothing-here")
 
 

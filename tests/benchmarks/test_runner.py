@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchmarks.__main__ import main
-from benchmarks.perf import hidden_like, knn_store, ratings, synthetic_votes
+from benchmarks.perf import hidden_like, knn_store, latency_ratios, ratings, synthetic_votes
 from benchmarks.report import render, table
 from benchmarks.results import Result, Run
 from benchmarks.runs import CLOZE_NONCES, NONCE
@@ -88,3 +88,15 @@ def test_perf_knn_and_ratings_at_toy_sizes():
     votes = synthetic_votes(500, 0)
     assert len(votes) == 500 and all(a != b for a, b, _ in votes)
     assert np.isfinite(ratings((500,), 0)[0].metrics["leaderboard_s"])
+
+
+def test_latency_ratio_is_slow_over_fast_on_the_same_shots():
+    rows = [
+        Result("token_tuning", 1, 1, {"seconds": 6.0}, case="learn"),
+        Result("college", 1, 1, {"seconds": 0.5}, case="learn"),
+        Result("college", 3, 1, {"seconds": 0.5}, case="learn"),  # no TT row at 3: no ratio
+        Result("token_tuning", 1, 1, {"seconds": 99.0}, case="learn, first call"),
+    ]
+    (ratio,) = latency_ratios(rows, "token_tuning", "college")
+    assert ratio.learner == "token_tuning/college" and ratio.shots == 1
+    assert ratio.metrics["ratio"] == pytest.approx(12.0)

@@ -1,0 +1,27 @@
+"""The corpus filters that keep CoLLEGe's training data to sentences that *use* a word."""
+
+from __future__ import annotations
+
+from training.corpus import CorpusConfig, defines_outright, is_excluded, keep_sentence
+
+
+def test_definitional_sentences_are_dropped():
+    assert defines_outright("kettle", "A kettle is a pot for boiling water.")
+    assert defines_outright("kettle", "This pot is called a kettle in England.")
+    assert not defines_outright("kettle", "She put the kettle on the stove and waited.")
+
+
+def test_keep_sentence_length_repetition_and_presence():
+    cfg = CorpusConfig()
+    assert keep_sentence("kettle", "She put the kettle on the stove and waited.", cfg)
+    assert not keep_sentence("kettle", "The kettle boiled.", cfg)  # under 5 words
+    assert not keep_sentence("kettle", "She put the pot on the stove and waited.", cfg)
+    assert not keep_sentence("kettle", "kettle kettle kettle kettle and a kettle too", cfg)
+
+
+def test_evaluation_words_and_their_inflections_are_excluded():
+    excluded = {"baritone", "run"}
+    assert is_excluded("baritone", excluded)
+    assert is_excluded("baritones", excluded)
+    assert is_excluded("runs", excluded)
+    assert not is_excluded("kettle", excluded)

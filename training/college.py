@@ -1,0 +1,312 @@
+"""Train a CoLLEGe generator (Teehan, Lake & Ren 2024) for one (encoder, LM) pair.
+
+    python -m training.college --out assets/college/minilm-l6__gemma-3-270m
+
+Episodes, as in the paper: for a word w from the example buffer (`training.corpus`), one
+support sentence (any K works at use: the generator averages examples) is read by the
+generator; its embeddings go into the frozen LM as a new token, which then reads a
+*query* sentence that uses w in w's place. Every `lm_every`-th step runs such an LM
+batch (`college_losses.lm_losses`): query cross-entropy, a nonce-free negative query,
+and distillation against the frozen LM reading the original word.
+
+Those LM steps cost seconds on a CPU, so every step also trains on a cheap signal that
+needs no LM forward: the generated input and output embeddings are pulled onto the
+word's own reference vector (regression, as Form-Context and a la carte learn) and must
+pick it out of a list of ~75k words (contrastive). That is our addition to the paper,
+which trains 28k GPU steps on the LM losses alone; on 2 CPU cores it is what makes the
+vectors land among the right words. Encoder features are precomputed once
+(`training.features`), and `training.college_dev` scores the dev files as it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from backends.learners.base import mean_norms
+from backends.learners.college import CollegeGenerator, GeneratorConfig, mask_word
+from backends.lexicon import single_word_lemmas
+from backends.nonce_lm import NonceLM, NonceSlot
+from benchmarks.data import excluded_words
+from training.college_dev import dev_set, evaluate, norm_report
+from training.college_losses import contrastive_loss, episode_ids, lm_losses, regression_loss
+from training.corpus import CorpusConfig, build_corpus, is_excluded, load_corpus, save_corpus
+from training.features import cache_dir, cached_features, pad_features, reference_vectors
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    out: str = "assets/college/minilm-l6__gemma-3-270m"  # where the shipped generator goes
+    encoder: str = "minilm-l6"  # encoder preset
+    lm: str = "gemma-3-270m"  # LM preset
+    steps: int = 2500  # optimizer steps (each has a regression batch)
+    batch: int = 64  # words per regression batch (one support sentence each)
+    lm_every: int = 50  # every n-th step also runs an LM episode batch (0 = never)
+    lm_batch: int = 2  # episodes per LM batch (each: a query and a negative query)
+    lm_weight: float = 1.0  # weight of the LM losses against the regression loss
+    contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
+    tau: float = 0.05  # contrastive temperature on cosines
+    negatives: int = 16384  # other words sampled per step for the contrastive list
+    distill_cos: float = 1.0  # weight of the hidden-state cosine distillation
+    distill_mse: float = 0.05  # weight of the logit MSE distillation
+    topk: int = 64  # teacher's top-k columns in the logit MSE
+    random_cols: int = 256  # random shared columns in the logit MSE
+    max_query_tokens: int = 64  # LM tokens; longer queries are skipped
+    lr: float = 5e-4  # AdamW peak learning rate
+    weight_decay: float = 0.1  # AdamW (paper)
+    warmup: int = 100  # linear warm-up steps, then linear decay to 0
+    clip: float = 1.0  # gradient norm clipping
+    words: int = 12000  # training words kept from the corpus
+    per_word: int = 3  # sentences per word kept for training
+    eval_every: int = 500  # steps between dev evaluations (0 = only at the end)
+    ckpt_every: int = 250  # steps between checkpoints
+    max_minutes: float = 0.0  # stop (and save) after this wall-clock time; 0 = no limit
+    threads: int = 2  # torch CPU threads
+    seed: int = 0
+
+
+# --- data: corpus, frozen features, reference vectors --------------------------------------
+
+
+def training_corpus(cfg: TrainConfig) -> dict[str, list[str]]:
+    """word -> sentences, built once (minutes: WordNet + GCIDE) and cached as JSON."""
+
+    path = cache_dir() / "corpus.json"
+    if not path.exists():
+        save_corpus(build_corpus(excluded_words(), CorpusConfig(seed=cfg.seed)), path)
+    corpus = load_corpus(path)
+    rng = random.Random(cfg.seed)
+    words = sorted(w for w, s in corpus.items() if len(s) >= 2)
+    rng.shuffle(words)
+    return {w: corpus[w][: cfg.per_word] for w in sorted(words[: cfg.words])}
+
+
+@dataclass
+class Data:
+    words: list[str]
+    sentences: list[str]  # every training sentence
+    owner: list[int]  # sentence -> word index
+    of_word: list[list[int]]  # word index -> its sentence indices
+    features: list[torch.Tensor]  # per sentence, fp16 [T_i, d_enc]
+    ref_in: torch.Tensor  # [W, d_lm]
+    ref_out: torch.Tensor  # [W, d_lm]
+    vocab: torch.Tensor  # [C, d_lm] unit reference rows: training words first, then lemmas
+
+
+def training_data(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> Data:
+    corpus = training_corpus(cfg)
+    words = sorted(corpus)
+    sentences, owner, of_word = [], [], []
+    for k, w in enumerate(words):
+        of_word.append(list(range(len(sentences), len(sentences) + len(corpus[w]))))
+        sentences += corpus[w]
+        owner += [k] * len(corpus[w])
+    masked = [mask_word(s, words[o], "[MASK]") for s, o in zip(sentences, owner)]
+    features = cached_features(f"train-s{cfg.seed}", masked, cfg.encoder, gcfg.max_tokens)
+    ref_in, ref_out = reference_vectors(lm, words)
+    vocab = F.normalize(
+        torch.cat([ref_in, reference_vectors(lm, negative_words(words))[0]]), dim=-1
+    )
+    log.info(
+        "training data: %d words, %d sentences, %d contrast words",
+        len(words),
+        len(sentences),
+        len(vocab),
+    )
+    return Data(words, sentences, owner, of_word, features, ref_in, ref_out, vocab)
+
+
+def negative_words(words: list[str]) -> list[str]:
+    """WordNet single-word lemmas that are neither training words nor evaluation words:
+    the other rows of the contrastive list (Gemma ties input and output embeddings, so
+    one list serves both heads)."""
+    excluded, own = excluded_words(), set(words)
+    lemmas = {w.lower() for w in single_word_lemmas()}
+    return sorted(w for w in lemmas if w not in own and not is_excluded(w, excluded))
+
+
+def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
+    """`lm_batch` episodes: support sentence, query (another sentence of w), negative."""
+    V, out, support = lm.vocab_size, [], []
+    while len(out) < cfg.lm_batch:
+        w = rng.randrange(len(data.words))
+        s, q = rng.sample(data.of_word[w], 2)
+        student, teacher, align = episode_ids(lm, data.sentences[q], data.words[w], V + len(out))
+        negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
+        if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
+            continue
+        out.append((student, teacher, align, negative))
+        support.append(s)
+    return out, support
+
+
+def contrast_rows(targets: torch.Tensor, size: int, n: int, gen: torch.Generator) -> torch.Tensor:
+    """The batch's own words first (row b is word b's target), then `n` other rows of the
+    word list sampled uniformly: a sampled softmax, 5x cheaper than all ~75k rows."""
+    sample = torch.randperm(size, generator=gen)[: n + len(targets)]
+    sample = sample[~torch.isin(sample, targets.cpu())][:n]
+    return torch.cat([targets.cpu(), sample]).to(targets.device)
+
+
+def schedule(cfg: TrainConfig):
+    def factor(step: int) -> float:
+        if step < cfg.warmup:
+            return (step + 1) / cfg.warmup
+        return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
+
+    return factor
+
+
+def train(cfg: TrainConfig, resume: bool = False) -> dict:
+    from tqdm import tqdm
+
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    try:
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(cpu=not torch.cuda.is_available())
+    except ImportError:
+        accelerator = None
+    device = accelerator.device if accelerator else torch.device("cpu")
+    from backends.pipeline import load_lm
+
+    lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
+    norm_in, norm_out = mean_norms(lm)
+    gcfg = GeneratorConfig(
+        encoder=cfg.encoder, lm=cfg.lm, d_lm=lm.dim, norm_in=norm_in, norm_out=norm_out
+    )
+    data = training_data(lm, cfg, gcfg)
+    dev = dev_set(lm, gcfg)
+
+    generator = CollegeGenerator(gcfg).to(device)
+    x, m = pad_features(data.features[:512], device)
+    generator.calibrate_heads(x, m)
+    optimizer = torch.optim.AdamW(generator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
+    if accelerator:
+        generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
+    work = cache_dir() / "runs" / Path(cfg.out).name
+    work.mkdir(parents=True, exist_ok=True)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / "train_log.jsonl"
+    start_step, elapsed = 0, 0.0
+    if resume and (work / "checkpoint.pt").exists():
+        state = torch.load(work / "checkpoint.pt")
+        unwrap(generator, accelerator).load_state_dict(state["generator"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start_step, elapsed = state["step"], state["seconds"]
+        log.info("resumed at step %d", start_step)
+    elif log_path.exists():
+        log_path.unlink()
+
+    ref_in, ref_out = data.ref_in.to(device), data.ref_out.to(device)
+    vocab = data.vocab.to(device)
+    started = time.perf_counter() - elapsed
+    bar = tqdm(range(start_step, cfg.steps), initial=start_step, total=cfg.steps, desc="college")
+    done = start_step  # steps completed
+    for step in bar:
+        rng = random.Random(cfg.seed * 1_000_003 + step)  # resume replays the same batches
+        gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+        generator.train()
+        words = rng.sample(range(len(data.words)), cfg.batch)
+        sents = [rng.choice(data.of_word[w]) for w in words]
+        x, m = pad_features([data.features[s] for s in sents], device)
+        group = torch.arange(len(words), device=device)
+        vin, vout = generator(x, m, group, len(words))  # [B, d_lm] x 2
+        idx = torch.tensor(words, device=device)
+        reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
+            vout, ref_out[idx], norm_out
+        )
+        loss, record = reg, {"regression": float(reg.detach())}
+        if cfg.contrast:
+            rows = contrast_rows(idx, len(vocab), cfg.negatives, gen)
+            con = contrastive_loss(vin, vocab[rows], torch.arange(len(idx)), cfg.tau)
+            con = con + contrastive_loss(vout, vocab[rows], torch.arange(len(idx)), cfg.tau)
+            loss = loss + cfg.contrast * con
+            record["contrastive"] = float(con.detach())
+        if cfg.lm_every and step % cfg.lm_every == 0:
+            episodes, support = lm_episodes(lm, data, rng, cfg)
+            x, m = pad_features([data.features[s] for s in support], device)
+            vin, vout = generator(x, m, torch.arange(len(support), device=device), len(support))
+            lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen)
+            loss = loss + cfg.lm_weight * lm_loss
+            record.update(parts)
+        optimizer.zero_grad()
+        if accelerator:
+            accelerator.backward(loss)
+            accelerator.clip_grad_norm_(generator.parameters(), cfg.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(generator.parameters(), cfg.clip)
+        optimizer.step()
+        scheduler.step()
+        seconds = time.perf_counter() - started
+        record.update(
+            step=step + 1, loss=float(loss.detach()), lr=scheduler.get_last_lr()[0], seconds=seconds
+        )
+        if (step + 1) % cfg.eval_every == 0 if cfg.eval_every else False:
+            record.update(evaluate(unwrap(generator, accelerator), dev))
+        with log_path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        bar.set_postfix(
+            reg=f"{float(reg):.3f}",
+            con=f"{record.get('contrastive', float('nan')):.2f}",
+            ce=f"{record.get('ce_query', float('nan')):.2f}",
+        )
+        last = step + 1 == cfg.steps or (cfg.max_minutes and seconds > 60 * cfg.max_minutes)
+        if (step + 1) % cfg.ckpt_every == 0 or last:
+            state = {
+                "generator": unwrap(generator, accelerator).state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "step": step + 1,
+                "seconds": seconds,
+            }
+            torch.save(state, work / "checkpoint.pt")
+        done = step + 1
+        if last:
+            break
+    final = unwrap(generator, accelerator)
+    final.save(out)
+    results = evaluate(final, dev)
+    summary = {"steps": done, "seconds": time.perf_counter() - started, **results}
+    summary["norm_percentiles"] = norm_report(final, dev, lm)
+    (out / "train_summary.json").write_text(
+        json.dumps({"config": asdict(cfg), **summary}, indent=2)
+    )
+    return summary
+
+
+def unwrap(model, accelerator):
+    return accelerator.unwrap_model(model) if accelerator else model
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    for field_name, default in asdict(TrainConfig()).items():
+        kind = type(default)
+        parser.add_argument(f"--{field_name.replace('_', '-')}", type=kind, default=default)
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    args = vars(parser.parse_args(argv))
+    resume = args.pop("resume")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", force=True)
+    cfg = replace(TrainConfig(), **args)
+    summary = train(cfg, resume)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

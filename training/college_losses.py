@@ -1,0 +1,118 @@
+"""CoLLEGe's training losses (Teehan, Lake & Ren 2024), plus the cheap embedding-space ones.
+
+LM losses per episode (`lm_losses`): cross-entropy of a query with the new token, of a
+nonce-free negative query, and distillation against the frozen LM reading the original
+word (hidden-state cosine and logit MSE at aligned positions). Embedding-space losses,
+which need no LM forward: `regression_loss` (the generated vector onto the word's own
+embedding, as Form-Context and a la carte learn) and `contrastive_loss` (the word's own
+embedding must beat every other word's: the retrieval the benchmarks measure).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from backends.nonce_lm import NonceLM, NonceSlot, word_pattern
+
+if TYPE_CHECKING:
+    from training.college import TrainConfig
+
+
+def regression_loss(v: torch.Tensor, ref: torch.Tensor, norm: float) -> torch.Tensor:
+    """Generated [B, d] vs reference [B, d]: 1 - cosine + ||v - ref rescaled to `norm`||^2."""
+    target = ref * (norm / ref.norm(dim=-1, keepdim=True).clamp(min=1e-8))
+    cos = F.cosine_similarity(v, ref, dim=-1)
+    return (1 - cos).mean() + (v - target).pow(2).sum(-1).mean()
+
+
+def contrastive_loss(v: torch.Tensor, vocab: torch.Tensor, target: torch.Tensor, tau: float):
+    """InfoNCE over a word list: generated [B, d] vs unit reference rows `vocab` [W, d];
+    row b's own word is `target[b]`. Cosine / tau, cross-entropy: the word's own
+    embedding must be nearer than every other word's, not just near on average."""
+    scores = F.normalize(v, dim=-1) @ vocab.T / tau  # [B, W]
+    return F.cross_entropy(scores, target)
+
+
+def episode_ids(lm: NonceLM, text: str, word: str, nonce_id: int):
+    """(student ids with the nonce, teacher ids with the word, [(student pos, teacher pos)])
+    for every position from the one predicting the first nonce onwards."""
+    tok = lm.tokenizer
+    student = [tok.bos_token_id] if tok.bos_token_id is not None else []
+    teacher = list(student)
+    align = []
+    pattern = word_pattern(word)
+    pieces, found = pattern.split(text), [m.group(0) for m in pattern.finditer(text)]
+    for k, piece in enumerate(pieces):
+        last = k == len(pieces) - 1
+        chunk = piece if last else piece.rstrip(" ")
+        for i in tok(chunk, add_special_tokens=False)["input_ids"] if chunk else []:
+            student.append(i)
+            teacher.append(i)
+            align.append((len(student) - 1, len(teacher) - 1))
+        if not last:
+            student.append(nonce_id)
+            teacher += tok(" " + found[k], add_special_tokens=False)["input_ids"]
+            align.append((len(student) - 1, len(teacher) - 1))
+    first = student.index(nonce_id)
+    align = [(s, t) for s, t in align if first - 1 <= s < len(student) - 1]
+    return student, teacher, align
+
+
+def lm_losses(lm: NonceLM, slot: NonceSlot, episodes, cfg: TrainConfig, gen: torch.Generator):
+    """Query CE with the nonce, negative-query CE, hidden cosine and logit MSE distillation.
+
+    `episodes`: per episode e (nonce id V + e), (query student ids, teacher ids, align,
+    negative ids)."""
+    V, E = lm.vocab_size, len(episodes)
+    seqs = [ep[0] for ep in episodes] + [ep[3] for ep in episodes]
+    ids, mask = lm.pad(seqs, left=False)
+    hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [2E, T, d]
+    rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)])
+    pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)])
+    h = hidden[rows, pos]  # [N, d], every predicting position
+    logits = lm.logits(h, slot).float()  # [N, V + E]
+    own = (rows % E).to(logits.device)  # the episode each row belongs to
+    other = torch.arange(E, device=logits.device)[None] != own[:, None]
+    logits = torch.cat([logits[:, :V], logits[:, V:].masked_fill(other, float("-inf"))], -1)
+    nll = F.cross_entropy(logits, ids[rows, pos + 1], reduction="none")
+    is_query = rows < E
+    ce_query, ce_negative = nll[is_query].mean(), nll[~is_query].mean()
+
+    with torch.no_grad():  # the teacher: the same frozen LM reading the original word
+        t_ids, t_mask = lm.pad([ep[1] for ep in episodes], left=False)
+        t_hidden = lm.hidden(t_ids, t_mask, None).last_hidden_state  # [E, T', d]
+    s_at = torch.tensor([(e, s) for e, ep in enumerate(episodes) for s, _ in ep[2]])
+    t_at = torch.tensor([(e, t) for e, ep in enumerate(episodes) for _, t in ep[2]])
+    hs = hidden[s_at[:, 0], s_at[:, 1]]  # [M, d]
+    ht = t_hidden[t_at[:, 0], t_at[:, 1]]  # [M, d]
+    cos = 1 - F.cosine_similarity(hs, ht, dim=-1).mean()
+
+    s_logits = lm.logits(hs, slot).float()  # [M, V + E]
+    s_logits = torch.cat([s_logits[:, :V], s_logits[:, V:].gather(1, s_at[:, :1])], 1)  # own nonce
+    with torch.no_grad():
+        t_logits = lm.logits(ht, None).float()  # [M, V]
+        first_tok = torch.tensor(
+            [ep[1][len(ep[0][: ep[0].index(V + e)])] for e, ep in enumerate(episodes)]
+        )
+        t_logits = torch.cat([t_logits, t_logits.gather(1, first_tok[t_at[:, 0], None])], 1)
+        cols = torch.cat(
+            [
+                t_logits[:, :V].topk(cfg.topk, dim=-1).indices,
+                torch.randint(0, V, (1, cfg.random_cols), generator=gen).expand(len(ht), -1),
+                torch.full((len(ht), 1), V),
+            ],
+            1,
+        )  # [M, k + r + 1]
+    s_sel, t_sel = s_logits.gather(1, cols), t_logits.gather(1, cols)
+    mse = F.mse_loss(s_sel - s_sel.mean(1, keepdim=True), t_sel - t_sel.mean(1, keepdim=True))
+    total = ce_query + ce_negative + cfg.distill_cos * cos + cfg.distill_mse * mse
+    parts = {
+        "ce_query": ce_query,
+        "ce_negative": ce_negative,
+        "distill_cos": cos,
+        "distill_mse": mse,
+    }
+    return total, {k: float(v.detach()) for k, v in parts.items()}

@@ -1,0 +1,81 @@
+"""What CoLLEGe training precomputes: frozen-encoder features of masked sentences (the
+encoder never trains, so each sentence is read once and cached under the cache dir) and
+the LM's reference vectors for words (mean embedding of the tokens of " w").
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import torch
+
+from backends.learners.college import encode_examples
+from backends.nonce_lm import NonceLM
+from backends.settings import load_settings
+
+log = logging.getLogger(__name__)
+
+
+def cache_dir() -> Path:
+    path = load_settings().cache_dir / "college"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def reference_vectors(lm: NonceLM, words: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean input and output embedding of the tokens of " w", per word: [N, d] x 2."""
+    ids = lm.tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"]
+    flat = torch.tensor([i for seq in ids for i in seq])
+    owner = torch.tensor([k for k, seq in enumerate(ids) for _ in seq])
+    counts = torch.bincount(owner, minlength=len(words)).clamp(min=1)[:, None].float()
+    with torch.no_grad():
+        refs = []
+        for matrix in (lm.input_matrix, lm.output_matrix):
+            rows = matrix.detach().float().cpu()[flat]
+            refs.append(torch.zeros(len(words), lm.dim).index_add(0, owner, rows) / counts)
+    return refs[0], refs[1]
+
+
+def featurize(texts: list[str], encoder, tokenizer, max_tokens: int) -> list[torch.Tensor]:
+    """Frozen encoder features of already-masked texts: one fp16 [T_i, d_enc] per text."""
+    from tqdm import tqdm
+
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding
+    feats: dict[int, torch.Tensor] = {}
+    for start in tqdm(range(0, len(order), 128), desc="encoder features", unit="batch"):
+        chunk = order[start : start + 128]
+        hidden, mask = encode_examples(encoder, tokenizer, [texts[i] for i in chunk], max_tokens)
+        for row, i in enumerate(chunk):
+            feats[i] = hidden[row, : int(mask[row].sum())].half().cpu()
+    return [feats[i] for i in range(len(texts))]
+
+
+def cached_features(name: str, texts: list[str], encoder: str, max_tokens: int):
+    """Features of `texts`, computed once and cached by name, encoder and count."""
+    path = cache_dir() / f"features-{encoder}-{name}-{len(texts)}.pt"
+    if path.exists():
+        return torch.load(path)
+    from backends.models import load_encoder
+
+    model, tokenizer = load_encoder(encoder, "cpu")
+    start = time.perf_counter()
+    feats = featurize(texts, model, tokenizer, max_tokens)
+    log.info("featurized %d %s texts in %.0f s", len(texts), name, time.perf_counter() - start)
+    torch.save(feats, path)
+    return feats
+
+
+def pad_features(feats: list[torch.Tensor], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp16 [T_i, d] list -> float [B, T, d] and bool mask [B, T]."""
+    width = max(f.shape[0] for f in feats)
+    x = torch.zeros(len(feats), width, feats[0].shape[1])
+    mask = torch.zeros(len(feats), width, dtype=torch.bool)
+    for row, f in enumerate(feats):
+        x[row, : f.shape[0]] = f.float()
+        mask[row, : f.shape[0]] = True
+    return x.to(device), mask.to(device)
+
+
+# --- training ------------------------------------------------------------------------------
