@@ -85,8 +85,70 @@ def table(rows: list[dict]) -> list[str]:
     return lines
 
 
+# The headline: one row per learner, one column per (task, shots, metric). Where a
+# learner ran on fewer items than the others in a column, its n is shown beside it.
+HEADLINE_COLUMNS = (
+    ("chimera", 2, "spearman", "Chimera L2 ρ"),
+    ("chimera", 4, "spearman", "L4 ρ"),
+    ("chimera", 6, "spearman", "L6 ρ"),
+    ("nonce", 1, "mrr", "Nonce MRR"),
+    ("nonce", 1, "median_rank", "median rank"),
+    ("defgen", 1, "bertscore_f1", "DefGen BERTScore k=1"),
+    ("defgen", 3, "bertscore_f1", "k=3"),
+    ("defgen", 1, "rouge_l", "ROUGE-L k=1"),
+    ("defgen", 3, "rouge_l", "k=3"),
+    ("cloze", None, "accuracy", "Cloze acc."),
+    ("tournament", None, "elo", "Tournament Elo"),
+)
+README_START, README_END = "<!-- headline:start -->", "<!-- headline:end -->"
+
+
+def headline(runs: list[dict]) -> list[str]:
+    """The learner x task table, from the largest-n row of each (task, learner, shots)."""
+    best: dict[tuple, dict] = {}
+    for run in runs:
+        for row in run["results"]:
+            if row.get("case") or "/" in row["learner"]:
+                continue
+            shots = row["shots"] if run["task"] in ("chimera", "nonce", "defgen") else None
+            key = (run["task"], row["learner"], shots)
+            if key not in best or row["n"] > best[key]["n"]:
+                best[key] = row
+    learners = list(dict.fromkeys(learner for _, learner, _ in best))
+    columns = [c for c in HEADLINE_COLUMNS if any(k[0] == c[0] and k[2] == c[1] for k in best)]
+    lines = [
+        "| learner | " + " | ".join(c[3] for c in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for learner in learners:
+        cells = []
+        for task, shots, metric, _ in columns:
+            row = best.get((task, learner, shots))
+            most = max((r["n"] for k, r in best.items() if k[0] == task and k[2] == shots))
+            if row is None or metric not in row:
+                cells.append("–")
+            else:
+                cells.append(_cell(row[metric]) + (f" (n={row['n']})" if row["n"] < most else ""))
+        lines.append(f"| {learner} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def update_readme(table_lines: list[str], readme: Path) -> None:
+    """Replace the text between the headline markers in the README, if it has them."""
+    if not readme.exists():
+        return
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        return
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    body = "\n".join(table_lines)
+    readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}", encoding="utf-8")
+
+
 def render(runs: list[dict]) -> str:
-    lines = [PREAMBLE]
+    lines = [PREAMBLE, "## Headline", ""]
+    lines += headline(runs) + [""]
     for name, task in TASKS.items():
         mine = [r for r in runs if r["task"] == name]
         if not mine:
@@ -114,5 +176,7 @@ def write_report(folder: Path | None = None, out: Path | None = None) -> Path:
     if not runs:
         raise ValueError(f"no run records (*.json) in {folder}; run a task with --json first")
     out.write_text(render(runs), encoding="utf-8")
+    if out == REPORT:
+        update_readme(headline(runs), REPO_ROOT / "README.md")
     log.info("wrote %s from %d runs", out, len(runs))
     return out

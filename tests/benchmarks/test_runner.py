@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.__main__ import main
 from benchmarks.perf import hidden_like, knn_store, latency_ratios, ratings, synthetic_votes
-from benchmarks.report import render, table
+from benchmarks.report import README_END, README_START, headline, render, table, update_readme
 from benchmarks.results import Result, Run
 from benchmarks.runs import CLOZE_NONCES, NONCE
 from benchmarks.tasks import TASKS, get_task
@@ -100,3 +100,23 @@ def test_latency_ratio_is_slow_over_fast_on_the_same_shots():
     (ratio,) = latency_ratios(rows, "token_tuning", "college")
     assert ratio.learner == "token_tuning/college" and ratio.shots == 1
     assert ratio.metrics["ratio"] == pytest.approx(12.0)
+
+
+def test_headline_takes_the_largest_n_and_marks_smaller_ones(tmp_path):
+    runs = [
+        {"task": "nonce", "results": [
+            {"learner": "centroid", "shots": 1, "n": 700, "mrr": 0.01, "median_rank": 9000},
+            {"learner": "token_tuning", "shots": 1, "n": 100, "mrr": 0.02, "median_rank": 5000},
+            {"learner": "centroid", "shots": 1, "n": 10, "mrr": 0.9, "median_rank": 1},
+        ]},
+        {"task": "perf", "results": [{"learner": "college", "shots": 1, "n": 1, "case": "learn"}]},
+    ]  # fmt: skip
+    lines = headline(runs)
+    assert lines[0] == "| learner | Nonce MRR | median rank |"
+    assert lines[2] == "| centroid | 0.01 | 9000 |"
+    assert lines[3] == "| token_tuning | 0.02 (n=100) | 5000 (n=100) |"
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{README_START}\nold\n{README_END}\nrest\n")
+    update_readme(lines, readme)
+    text = readme.read_text()
+    assert "old" not in text and lines[2] in text and text.endswith("rest\n")
