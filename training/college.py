@@ -9,12 +9,14 @@ generator; its embeddings go into the frozen LM as a new token, which then reads
 batch (`college_losses.lm_losses`): query cross-entropy, a nonce-free negative query,
 and distillation against the frozen LM reading the original word.
 
-Those LM steps cost seconds on a CPU, so every step also trains on a cheap signal that
-needs no LM forward: the generated input and output embeddings are pulled onto the
-word's own reference vector (regression, as Form-Context and a la carte learn) and must
-pick it out of a list of ~75k words (contrastive). That is our addition to the paper,
-which trains 28k GPU steps on the LM losses alone; on 2 CPU cores it is what makes the
-vectors land among the right words. Encoder features are precomputed once
+Those LM steps cost seconds on a CPU, so every step also trains on cheap signals that
+need no LM forward: the generated input and output embeddings are pulled onto the
+word's own reference vector (regression, as Form-Context and a la carte learn, with a
+norm term) and must pick it out of a list of ~75k words (contrastive); and the negative
+query runs exactly on a bank of frozen-LM states read once (`base_rate_loss`: a
+nonce-free query's states never see the new token). The regression and contrastive
+terms are our addition to the paper, which trains 28k GPU steps on the LM losses alone;
+on 2 CPU cores they are what make the vectors land among the right words. Encoder features are precomputed once
 (`training.features`), and `training.college_dev` scores the dev files as it goes.
 """
 
@@ -37,9 +39,21 @@ from backends.lexicon import single_word_lemmas
 from backends.nonce_lm import NonceLM, NonceSlot
 from benchmarks.data import excluded_words
 from training.college_dev import dev_set, evaluate, norm_report
-from training.college_losses import contrastive_loss, episode_ids, lm_losses, regression_loss
+from training.college_losses import (
+    base_rate_loss,
+    contrastive_loss,
+    episode_ids,
+    lm_losses,
+    regression_loss,
+)
 from training.corpus import CorpusConfig, build_corpus, is_excluded, load_corpus, save_corpus
-from training.features import cache_dir, cached_features, pad_features, reference_vectors
+from training.features import (
+    cache_dir,
+    cached_features,
+    negative_bank,
+    pad_features,
+    reference_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +71,8 @@ class TrainConfig:
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
     negatives: int = 16384  # other words sampled per step for the contrastive list
+    base_rate: float = 1.0  # weight of the banked negative-query loss on the output head
+    bank_sentences: int = 512  # nonce-free sentences the frozen LM reads once for it
     distill_cos: float = 1.0  # weight of the hidden-state cosine distillation
     distill_mse: float = 0.05  # weight of the logit MSE distillation
     topk: int = 64  # teacher's top-k columns in the logit MSE
@@ -214,6 +230,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
 
     ref_in, ref_out = data.ref_in.to(device), data.ref_out.to(device)
     vocab = data.vocab.to(device)
+    bank_rng = random.Random(cfg.seed)
+    bank_text = bank_rng.sample(data.sentences, min(cfg.bank_sentences, len(data.sentences)))
+    bank_h, bank_z = (t.to(device) for t in negative_bank(lm, bank_text))
     started = time.perf_counter() - elapsed
     bar = tqdm(range(start_step, cfg.steps), initial=start_step, total=cfg.steps, desc="college")
     done = start_step  # steps completed
@@ -237,6 +256,10 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
             con = con + contrastive_loss(vout, vocab[rows], torch.arange(len(idx)), cfg.tau)
             loss = loss + cfg.contrast * con
             record["contrastive"] = float(con.detach())
+        if cfg.base_rate:
+            rate = base_rate_loss(vout, bank_h, bank_z)
+            loss = loss + cfg.base_rate * rate
+            record["base_rate"] = float(rate.detach())
         if cfg.lm_every and step % cfg.lm_every == 0:
             episodes, support = lm_episodes(lm, data, rng, cfg)
             x, m = pad_features([data.features[s] for s in support], device)

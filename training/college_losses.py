@@ -22,10 +22,24 @@ if TYPE_CHECKING:
 
 
 def regression_loss(v: torch.Tensor, ref: torch.Tensor, norm: float) -> torch.Tensor:
-    """Generated [B, d] vs reference [B, d]: 1 - cosine + ||v - ref rescaled to `norm`||^2."""
-    target = ref * (norm / ref.norm(dim=-1, keepdim=True).clamp(min=1e-8))
+    """Generated [B, d] vs reference [B, d]: 1 - cosine, plus (||v|| / norm - 1)^2.
+
+    Direction and length apart: a squared error against the rescaled reference would pay
+    the vector to shrink while its direction is still uncertain (at cosine c the best
+    length is c * norm), and Gemma's own rows all have norm ~1.03."""
     cos = F.cosine_similarity(v, ref, dim=-1)
-    return (1 - cos).mean() + (v - target).pow(2).sum(-1).mean()
+    return (1 - cos).mean() + (v.norm(dim=-1) / norm - 1).pow(2).mean()
+
+
+def base_rate_loss(v_out: torch.Tensor, hidden: torch.Tensor, lognorm: torch.Tensor):
+    """The nonce-free negative query's loss, on a bank of precomputed LM states.
+
+    With one extra logit column s = h . v_out, the cross-entropy of a nonce-free token y
+    is -log p_LM(y) + log(1 + exp(s - Z)), Z the LM's own log-normaliser at h. Only the
+    second term depends on the generator, so the negative query costs a matrix product:
+    [B, d] output vectors x [N, d] states -> mean softplus(s - Z)."""
+    scores = v_out @ hidden.T  # [B, N]
+    return F.softplus(scores - lognorm[None]).mean()
 
 
 def contrastive_loss(v: torch.Tensor, vocab: torch.Tensor, target: torch.Tensor, tau: float):

@@ -79,3 +79,30 @@ def pad_features(feats: list[torch.Tensor], device) -> tuple[torch.Tensor, torch
 
 
 # --- training ------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def negative_bank(lm: NonceLM, sentences: list[str], batch: int = 16):
+    """The frozen LM reading nonce-free sentences: final hidden states at every predicting
+    position, [N, d], and the log-normaliser of the LM's own logits there, [N].
+
+    A nonce-free query's hidden states do not depend on the new token (it never appears),
+    so these two are all the negative query's loss needs; cached like the features."""
+    path = cache_dir() / f"negative-bank-{lm.name.replace('/', '_')}-{len(sentences)}.pt"
+    if path.exists():
+        return torch.load(path)
+    hidden, lognorm = [], []
+    for start in range(0, len(sentences), batch):
+        seqs = [lm.encode(s) for s in sentences[start : start + batch]]
+        ids, mask = lm.pad(seqs, left=False)
+        states = lm.hidden(ids, mask, None).last_hidden_state  # [B, T, d]
+        keep = mask.bool().clone()
+        keep[:, -1] = False
+        keep[torch.arange(len(seqs)), mask.sum(1) - 1] = False  # the last token predicts nothing
+        h = states[keep].float()  # [n, d]
+        hidden.append(h.cpu())
+        lognorm.append(torch.logsumexp(lm.logits(h, None).float(), dim=-1).cpu())
+    bank = (torch.cat(hidden), torch.cat(lognorm))
+    torch.save(bank, path)
+    log.info("negative bank: %d positions from %d sentences", len(bank[1]), len(sentences))
+    return bank
