@@ -34,6 +34,9 @@ shots) over `n` items. Choices that shape the numbers:
 - Token tuning runs as TT-2 (2 Adam steps, lr 0.01, L2 0.01, 2 replay sentences per
   step, initialised at the centroid): CoLLEGe's TT-N with N = 2, as a step costs seconds
   on a shared 2-core CPU. The app's default is 20 steps.
+- CoLLEGe (`college`) is the shipped generator in `assets/college/` (its model card has the
+  training run). Its training never saw an evaluation word (see `training/corpus.py`); the
+  dev files here were read during training only to log progress.
 - DefGen: first sentence of a greedy generation (<= 32 new tokens) after
   `The word "dax" is defined as`; BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last),
   greedy cosine matching, no idf, no baseline rescaling (so unrelated sentences still score
@@ -45,11 +48,13 @@ shots) over `n` items. Choices that shape the numbers:
 - perf: one process measures everything side by side; definitions there are capped at 16
   new tokens; the kNN store holds synthetic hidden-like vectors (640-d, intrinsic
   dimension 32, 256 clusters; queries from the same distribution), k = 16, 256 queries;
-  `bytes_per_vector` is the serialised faiss index over its size. Runs used `--threads 1`
-  (torch and faiss), as the CPU was shared: with 2 OpenMP threads on a loaded machine an
-  IVF-PQ build took 15x longer.
+  `bytes_per_vector` is the serialised faiss index over its size; IVF-PQ: sqrt(n) cells,
+  32 sub-quantisers of 8 bits, 16 cells probed, k-means on a 40-per-cell sample. Runs used
+  `--threads 1` (torch and faiss): two benchmark processes shared the 2 cores.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
-  (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n.
+  (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
+  cheap learners were also run on those first n items. In the headline a cell with
+  "(n=…)" covers fewer items than the rest of its column.
 """
 
 
