@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -109,18 +110,23 @@ README_START, README_END = "<!-- headline:start -->", "<!-- headline:end -->"
 
 
 def headline(runs: list[dict]) -> list[str]:
-    """The learner x task table, from the largest-n row of each (task, learner, shots)."""
-    best: dict[tuple, dict] = {}
+    """The learner x task table. Each column uses the largest n that every learner in it
+    was run at (so a column compares like with like); a learner without a row at that n
+    shows its largest-n value with "(n=…)" beside it. The n of each column follows."""
+    rows: dict[tuple, dict[int, dict]] = defaultdict(dict)  # (task, learner, shots) -> n -> row
     for run in runs:
         for row in run["results"]:
             if row.get("case") or "/" in row["learner"]:
                 continue
             shots = row["shots"] if run["task"] in ("chimera", "nonce", "defgen") else None
-            key = (run["task"], row["learner"], shots)
-            if key not in best or row["n"] > best[key]["n"]:
-                best[key] = row
-    learners = list(dict.fromkeys(learner for _, learner, _ in best))
-    columns = [c for c in HEADLINE_COLUMNS if any(k[0] == c[0] and k[2] == c[1] for k in best)]
+            rows[run["task"], row["learner"], shots][row["n"]] = row
+    learners = list(dict.fromkeys(learner for _, learner, _ in rows))
+    columns = [c for c in HEADLINE_COLUMNS if any(k[0] == c[0] and k[2] == c[1] for k in rows)]
+    chosen: dict[tuple, int] = {}
+    for task, shots, _, _ in columns:
+        present = [set(r) for k, r in rows.items() if k[0] == task and k[2] == shots]
+        common = set.intersection(*present)
+        chosen[task, shots] = max(common) if common else max(set.union(*present))
     lines = [
         "| learner | " + " | ".join(c[3] for c in columns) + " |",
         "|---|" + "---|" * len(columns),
@@ -128,13 +134,17 @@ def headline(runs: list[dict]) -> list[str]:
     for learner in learners:
         cells = []
         for task, shots, metric, _ in columns:
-            row = best.get((task, learner, shots))
-            most = max((r["n"] for k, r in best.items() if k[0] == task and k[2] == shots))
+            by_n = rows.get((task, learner, shots), {})
+            n = chosen[task, shots] if chosen[task, shots] in by_n else max(by_n, default=0)
+            row = by_n.get(n)
             if row is None or metric not in row:
                 cells.append("–")
             else:
-                cells.append(_cell(row[metric]) + (f" (n={row['n']})" if row["n"] < most else ""))
+                mark = "" if n == chosen[task, shots] else f" (n={n})"
+                cells.append(_cell(row[metric]) + mark)
         lines.append(f"| {learner} | " + " | ".join(cells) + " |")
+    sizes = dict.fromkeys(f"{t} n={n}" for (t, _), n in chosen.items() if n)
+    lines += ["", "Items per column: " + ", ".join(sizes) + "."]
     return lines
 
 

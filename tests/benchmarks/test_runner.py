@@ -102,7 +102,7 @@ def test_latency_ratio_is_slow_over_fast_on_the_same_shots():
     assert ratio.metrics["ratio"] == pytest.approx(12.0)
 
 
-def test_headline_takes_the_largest_n_and_marks_smaller_ones(tmp_path):
+def test_headline_compares_learners_at_a_shared_n(tmp_path):
     runs = [
         {"task": "nonce", "results": [
             {"learner": "centroid", "shots": 1, "n": 700, "mrr": 0.01, "median_rank": 9000},
@@ -115,6 +115,14 @@ def test_headline_takes_the_largest_n_and_marks_smaller_ones(tmp_path):
     assert lines[0] == "| learner | Nonce MRR | median rank |"
     assert lines[2] == "| centroid | 0.01 | 9000 |"
     assert lines[3] == "| token_tuning | 0.02 (n=100) | 5000 (n=100) |"
+    assert lines[-1] == "Items per column: nonce n=700."
+    # once both learners share an n, the column compares them there
+    runs[0]["results"].append(
+        {"learner": "centroid", "shots": 1, "n": 100, "mrr": 0.03, "median_rank": 7000}
+    )
+    lines = headline(runs)
+    assert lines[2] == "| centroid | 0.03 | 7000 |" and lines[3] == "| token_tuning | 0.02 | 5000 |"
+    assert lines[-1] == "Items per column: nonce n=100."
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{README_START}\nold\n{README_END}\nrest\n")
     update_readme(lines, readme)
