@@ -119,7 +119,9 @@ def headline(runs: list[dict]) -> list[str]:
             if row.get("case") or "/" in row["learner"]:
                 continue
             shots = row["shots"] if run["task"] in ("chimera", "nonce", "defgen") else None
-            rows[run["task"], row["learner"], shots][row["n"]] = row
+            # a tournament row's n is its learner's battles; the column's n is the votes
+            n = sum(r["n"] for r in run["results"]) // 2 if run["task"] == "tournament" else None
+            rows[run["task"], row["learner"], shots][n or row["n"]] = row
     learners = list(dict.fromkeys(learner for _, learner, _ in rows))
     columns = [c for c in HEADLINE_COLUMNS if any(k[0] == c[0] and k[2] == c[1] for k in rows)]
     chosen: dict[tuple, int] = {}
