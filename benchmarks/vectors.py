@@ -23,8 +23,12 @@ CANDIDATES_VERSION = 1  # bump when the reference-vector definition changes
 
 
 @torch.no_grad()
-def reference_vectors(lm: NonceLM, words: list[str], batch: int = 4096) -> np.ndarray:
-    """[len(words), d] float32: mean input embedding of the tokens of " w" for each w."""
+def reference_vectors(
+    lm: NonceLM, words: list[str], batch: int = 4096, matrix: torch.Tensor | None = None
+) -> np.ndarray:
+    """[len(words), d] float32: mean input embedding (or rows of `matrix`, e.g. the output
+    matrix) of the tokens of " w" for each w."""
+    matrix = lm.input_matrix if matrix is None else matrix
     out = np.zeros((len(words), lm.dim), dtype=np.float32)
     for start in range(0, len(words), batch):
         chunk = words[start : start + batch]
@@ -32,7 +36,7 @@ def reference_vectors(lm: NonceLM, words: list[str], batch: int = 4096) -> np.nd
         flat = torch.tensor([i for seq in ids for i in seq], device=lm.device)
         offsets = torch.tensor([0, *np.cumsum([len(s) for s in ids])[:-1]], device=lm.device)
         # EmbeddingBag's mean over each word's tokens: [len(chunk), d]
-        means = torch.nn.functional.embedding_bag(flat, lm.input_matrix, offsets, mode="mean")
+        means = torch.nn.functional.embedding_bag(flat, matrix, offsets, mode="mean")
         out[start : start + len(chunk)] = means.float().cpu().numpy()
     return out
 

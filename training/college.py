@@ -16,8 +16,9 @@ norm term) and must pick it out of a list of ~75k words (contrastive); and the n
 query runs exactly on a bank of frozen-LM states read once (`base_rate_loss`: a
 nonce-free query's states never see the new token). The regression and contrastive
 terms are our addition to the paper, which trains 28k GPU steps on the LM losses alone;
-on 2 CPU cores they are what make the vectors land among the right words. Encoder features are precomputed once
-(`training.features`), and `training.college_dev` scores the dev files as it goes.
+on 2 CPU cores they are what make the vectors land among the right words. Encoder
+features are precomputed once (`training.features`), and `training.college_dev` scores
+the dev files as it goes.
 """
 
 from __future__ import annotations

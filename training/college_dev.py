@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM
+from benchmarks.vectors import candidate_matrix
 from training.features import cached_features, pad_features, reference_vectors
 
 
@@ -27,7 +28,6 @@ class DevSet:
 def dev_set(lm: NonceLM, gcfg: GeneratorConfig) -> DevSet:
     """Shared dev files with the nonce (`___`) as the mask token; references for probes
     and for the candidate vocabulary (WordNet single-word lemmas + gold words)."""
-    from backends.lexicon import single_word_lemmas
     from benchmarks.data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
 
     mask_token = "[MASK]"
@@ -40,19 +40,19 @@ def dev_set(lm: NonceLM, gcfg: GeneratorConfig) -> DevSet:
             texts += [t.replace(BLANK, mask_token) for t in item.examples]
             chimera_raw[level].append((idx, item.probes, item.ratings))
     nonce_items = load_definitional_nonce()
-    words = sorted(set(single_word_lemmas()) | {i.word.lower() for i in nonce_items})
+    # the Definitional Nonce task's own candidates (WordNet lemmas + gold words, cached)
+    words, candidates = candidate_matrix(lm, [i.word for i in nonce_items])
     where = {w: k for k, w in enumerate(words)}
     nonce = []
     for item in nonce_items:
         nonce.append((len(texts), where[item.word.lower()]))
         texts.append(item.sentence.replace(BLANK, mask_token))
     features = cached_features("dev", texts, gcfg.encoder, gcfg.max_tokens)
-    cand = F.normalize(reference_vectors(lm, words)[0], dim=-1)
     chimera = {
         level: [(i, F.normalize(reference_vectors(lm, p)[0], dim=-1), r) for i, p, r in rows]
         for level, rows in chimera_raw.items()
     }
-    return DevSet(chimera, nonce, features, cand)
+    return DevSet(chimera, nonce, features, torch.from_numpy(candidates))
 
 
 @torch.no_grad()

@@ -14,6 +14,7 @@ import torch
 from backends.learners.college import encode_examples
 from backends.nonce_lm import NonceLM
 from backends.settings import load_settings
+from benchmarks import vectors
 
 log = logging.getLogger(__name__)
 
@@ -25,17 +26,12 @@ def cache_dir() -> Path:
 
 
 def reference_vectors(lm: NonceLM, words: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean input and output embedding of the tokens of " w", per word: [N, d] x 2."""
-    ids = lm.tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"]
-    flat = torch.tensor([i for seq in ids for i in seq])
-    owner = torch.tensor([k for k, seq in enumerate(ids) for _ in seq])
-    counts = torch.bincount(owner, minlength=len(words)).clamp(min=1)[:, None].float()
-    with torch.no_grad():
-        refs = []
-        for matrix in (lm.input_matrix, lm.output_matrix):
-            rows = matrix.detach().float().cpu()[flat]
-            refs.append(torch.zeros(len(words), lm.dim).index_add(0, owner, rows) / counts)
-    return refs[0], refs[1]
+    """The benchmarks' reference vectors (`benchmarks.vectors`), for the input and the
+    output matrix: [N, d] x 2, on the CPU."""
+    return tuple(
+        torch.from_numpy(vectors.reference_vectors(lm, words, matrix=m))
+        for m in (lm.input_matrix, lm.output_matrix)
+    )
 
 
 def featurize(texts: list[str], encoder, tokenizer, max_tokens: int) -> list[torch.Tensor]:
@@ -97,7 +93,6 @@ def negative_bank(lm: NonceLM, sentences: list[str], batch: int = 16):
         ids, mask = lm.pad(seqs, left=False)
         states = lm.hidden(ids, mask, None).last_hidden_state  # [B, T, d]
         keep = mask.bool().clone()
-        keep[:, -1] = False
         keep[torch.arange(len(seqs)), mask.sum(1) - 1] = False  # the last token predicts nothing
         h = states[keep].float()  # [n, d]
         hidden.append(h.cpu())
