@@ -19,6 +19,11 @@ terms are our addition to the paper, which trains 28k GPU steps on the LM losses
 on 2 CPU cores they are what make the vectors land among the right words. Encoder
 features are precomputed once (`training.features`), and `training.college_dev` scores
 the dev files as it goes.
+
+A second, *tuning* phase (`--init` a saved generator, `--lm-every 1`) spends its steps
+on LM batches; with `--definitions p` a share p of their queries is the app's definition
+probe followed by the gloss of the support sentence's WordNet sense, which teaches the
+output vector not to be predicted where a definition should begin.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from backends.definitions import PROMPT
 from backends.learners.base import mean_norms
 from backends.learners.college import CollegeGenerator, GeneratorConfig, mask_word
 from backends.lexicon import single_word_lemmas
@@ -47,7 +53,14 @@ from training.college_losses import (
     lm_losses,
     regression_loss,
 )
-from training.corpus import CorpusConfig, build_corpus, is_excluded, load_corpus, save_corpus
+from training.corpus import (
+    CorpusConfig,
+    build_corpus,
+    is_excluded,
+    load_corpus,
+    save_corpus,
+    sense_glosses,
+)
 from training.features import (
     cache_dir,
     cached_features,
@@ -69,6 +82,8 @@ class TrainConfig:
     lm_every: int = 50  # every n-th step also runs an LM episode batch (0 = never)
     lm_batch: int = 2  # episodes per LM batch (each: a query and a negative query)
     lm_weight: float = 1.0  # weight of the LM losses against the regression loss
+    definitions: float = 0.0  # share of LM episodes whose query is the definition probe
+    init: str = ""  # start from this saved generator (a tuning phase) instead of afresh
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
     negatives: int = 16384  # other words sampled per step for the contrastive list
@@ -115,6 +130,7 @@ class Data:
     owner: list[int]  # sentence -> word index
     of_word: list[list[int]]  # word index -> its sentence indices
     features: list[torch.Tensor]  # per sentence, fp16 [T_i, d_enc]
+    glosses: list[tuple[int, str]]  # (sentence, gloss of the sense it illustrates)
     ref_in: torch.Tensor  # [W, d_lm]
     ref_out: torch.Tensor  # [W, d_lm]
     vocab: torch.Tensor  # [C, d_lm] unit reference rows: training words first, then lemmas
@@ -131,16 +147,19 @@ def training_data(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> Data:
     masked = [mask_word(s, words[o], "[MASK]") for s, o in zip(sentences, owner)]
     features = cached_features(f"train-s{cfg.seed}", masked, cfg.encoder, gcfg.max_tokens)
     ref_in, ref_out = reference_vectors(lm, words)
+    at = {(words[o], s): i for i, (s, o) in enumerate(zip(sentences, owner))}
+    glosses = sorted((at[key], gloss) for key, gloss in sense_glosses(corpus).items())
     vocab = F.normalize(
         torch.cat([ref_in, reference_vectors(lm, negative_words(words))[0]]), dim=-1
     )
     log.info(
-        "training data: %d words, %d sentences, %d contrast words",
+        "training data: %d words, %d sentences (%d with their sense's gloss), %d contrast words",
         len(words),
         len(sentences),
+        len(glosses),
         len(vocab),
     )
-    return Data(words, sentences, owner, of_word, features, ref_in, ref_out, vocab)
+    return Data(words, sentences, owner, of_word, features, glosses, ref_in, ref_out, vocab)
 
 
 def negative_words(words: list[str]) -> list[str]:
@@ -153,12 +172,24 @@ def negative_words(words: list[str]) -> list[str]:
 
 
 def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
-    """`lm_batch` episodes: support sentence, query (another sentence of w), negative."""
+    """`lm_batch` episodes: support sentence, query, nonce-free negative query.
+
+    The paper's query is another sentence that uses w. With probability
+    `cfg.definitions` it is instead the definition probe the app asks (`PROMPT`)
+    followed by the gloss of the sense the support sentence illustrates: the LM must
+    then say what the word means, not repeat it (our addition; the glosses are WordNet's
+    for training words only)."""
     V, out, support = lm.vocab_size, [], []
     while len(out) < cfg.lm_batch:
-        w = rng.randrange(len(data.words))
-        s, q = rng.sample(data.of_word[w], 2)
-        student, teacher, align = episode_ids(lm, data.sentences[q], data.words[w], V + len(out))
+        if data.glosses and rng.random() < cfg.definitions:
+            s, gloss = rng.choice(data.glosses)
+            w = data.owner[s]
+            query = f"{PROMPT.format(word=data.words[w])} {gloss}."
+        else:
+            w = rng.randrange(len(data.words))
+            s, q = rng.sample(data.of_word[w], 2)
+            query = data.sentences[q]
+        student, teacher, align = episode_ids(lm, query, data.words[w], V + len(out))
         negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
         if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
             continue
@@ -206,18 +237,24 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     data = training_data(lm, cfg, gcfg)
     dev = dev_set(lm, gcfg)
 
-    generator = CollegeGenerator(gcfg).to(device)
-    x, m = pad_features(data.features[:512], device)
-    generator.calibrate_heads(x, m)
+    if cfg.init:  # a tuning phase: the generator a first run saved
+        generator = CollegeGenerator.load(cfg.init).to(device).train()
+        if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
+            raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
+    else:
+        generator = CollegeGenerator(gcfg).to(device)
+        x, m = pad_features(data.features[:512], device)
+        generator.calibrate_heads(x, m)
     optimizer = torch.optim.AdamW(generator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
     if accelerator:
         generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
-    work = cache_dir() / "runs" / Path(cfg.out).name
+    phase = "tune" if cfg.init else "train"  # a tuning phase keeps the first run's log
+    work = cache_dir() / "runs" / (Path(cfg.out).name + ("-tune" if cfg.init else ""))
     work.mkdir(parents=True, exist_ok=True)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    log_path = out / "train_log.jsonl"
+    log_path = out / f"{phase}_log.jsonl"
     start_step, elapsed = 0, 0.0
     if resume and (work / "checkpoint.pt").exists():
         state = torch.load(work / "checkpoint.pt")
@@ -308,7 +345,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     results = evaluate(final, dev)
     summary = {"steps": done, "seconds": time.perf_counter() - started, **results}
     summary["norm_percentiles"] = norm_report(final, dev, lm)
-    (out / "train_summary.json").write_text(
+    (out / f"{phase}_summary.json").write_text(
         json.dumps({"config": asdict(cfg), **summary}, indent=2)
     )
     return summary

@@ -116,6 +116,29 @@ def wordnet_sentences(use_glosses: bool) -> list[tuple[str, str]]:
     return pairs
 
 
+def sense_glosses(sentences: dict[str, list[str]]) -> dict[tuple[str, str], str]:
+    """(word, usage example) -> the gloss of the synset the example illustrates.
+
+    The definition-probe episodes' queries (`training.college`): support "a desert
+    nomad's austere life" pairs with 'The word "austere" is defined as practicing great
+    self-denial.' Only the gloss's first clause (up to ';') is kept, as a definition's
+    first sentence; a gloss that uses the word itself defines nothing and is skipped."""
+    from backends.lexicon import wordnet
+
+    wanted = {(w, s) for w, ss in sentences.items() for s in ss}
+    glosses = {}
+    for synset in wordnet().all_synsets():
+        gloss = synset.definition().split(";")[0].strip()
+        for name in {n.lower() for n in synset.lemma_names()}:
+            if not gloss or word_pattern(name).search(gloss):
+                continue
+            for text in synset.examples():
+                text = " ".join(text.split())
+                if (name, text) in wanted:
+                    glosses.setdefault((name, text), gloss)
+    return glosses
+
+
 def gcide_sentences(path: Path = GCIDE_PATH) -> list[tuple[str, str]]:
     """(headword, text) pairs: GCIDE quotations and "as, ..." usage phrases per entry."""
     if not path.exists():

@@ -25,3 +25,26 @@ def test_evaluation_words_and_their_inflections_are_excluded():
     assert is_excluded("baritones", excluded)
     assert is_excluded("runs", excluded)
     assert not is_excluded("kettle", excluded)
+
+
+def test_a_usage_example_pairs_with_its_own_senses_gloss():
+    from training.corpus import sense_glosses
+
+    glosses = sense_glosses(
+        {
+            "austere": ["a desert nomad's austere life", "not a WordNet example of austere"],
+            # campaign.v.01 ('campaign', 'run'): its gloss "run, stand, or compete for an
+            # office" uses the word itself, so it defines nothing for "run"
+            "run": [
+                "Interest rates run from 5 to 10 percent",
+                "Who's running for treasurer this year?",
+            ],
+        }
+    )
+    # the first clause only ("practicing great self-denial; - William James")
+    assert glosses[("austere", "a desert nomad's austere life")] == "practicing great self-denial"
+    assert glosses[("run", "Interest rates run from 5 to 10 percent")] == (
+        "change or be different within limits"
+    )
+    assert ("austere", "not a WordNet example of austere") not in glosses
+    assert ("run", "Who's running for treasurer this year?") not in glosses
