@@ -1,0 +1,58 @@
+"""Model quality of the shipped CoLLEGe generator against the baselines it must beat, on
+the development data (slow: about 5 minutes on 2 CPU cores; `make test-all`).
+
+Thresholds sit well below what the shipped generator measured (model card) and well
+above what the centroid reaches, so they catch a broken or swapped asset, not noise."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from backends.definitions import define
+from backends.inputs import Example
+from backends.learners import load_learner
+from benchmarks.runs import RunOptions
+from benchmarks.tasks import get_task
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+DEFGEN = Path(__file__).resolve().parents[2] / "benchmarks" / "sets" / "defgen.dev.jsonl"
+
+
+def scores(task: str, limit: int | None) -> dict:
+    task = get_task(task)
+    options = RunOptions(
+        data=tuple(Path(p) for p in task.default_data),
+        learners=("centroid", "college"),
+        device="cpu",
+        limit=limit,
+    )
+    return {(r.learner, r.shots): r.metrics for r in task.run_function()(options)}
+
+
+def test_college_ranks_the_definitional_nonce_word_far_above_the_centroid():
+    s = scores("nonce", 200)  # measured on all 700: college MRR 0.035, centroid 0.0115
+    assert s["college", 1]["mrr"] > 2 * s["centroid", 1]["mrr"]
+    assert s["college", 1]["median_rank"] < s["centroid", 1]["median_rank"] / 4
+
+
+def test_college_beats_the_centroid_on_chimera_at_every_level():
+    s = scores("chimera", None)  # measured: college 0.14-0.20, centroid 0.06-0.10
+    for level in (2, 4, 6):
+        assert s["college", level]["spearman"] > s["centroid", level]["spearman"] + 0.03
+
+
+def test_one_shot_definitions_rarely_repeat_the_new_word(real_lm):
+    """The first generator's weak spot: 19 of these 40 one-shot definitions said the new
+    word twice or more ("dax dax ..."); the tuned one 11."""
+    items = [json.loads(line) for line in DEFGEN.read_text().splitlines()][40:80]
+    learner = load_learner("college")
+    embeddings = [
+        learner.learn(real_lm, "dax", [Example(item["examples"][0].replace("<nonce>", "dax"))])
+        for item in items
+    ]
+    texts = [d.text for d in define(real_lm, embeddings, max_new_tokens=24)]
+    assert sum(text.count("dax") >= 2 for text in texts) <= 15
