@@ -249,8 +249,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
     if accelerator:
         generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
-    phase = "tune" if cfg.init else "train"  # a tuning phase keeps the first run's log
-    work = cache_dir() / "runs" / (Path(cfg.out).name + ("-tune" if cfg.init else ""))
+    phase = "tune" if cfg.init else "train"  # a tuning phase keeps the first run's files
+    work = cache_dir() / "runs" / Path(cfg.out).name / phase
     work.mkdir(parents=True, exist_ok=True)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """Model quality of the shipped CoLLEGe generator against the baselines it must beat, on
-the development data (slow: about 5 minutes on 2 CPU cores; `make test-all`).
+the development data (slow: about 2 minutes on 2 CPU cores; `make test-all`).
 
 Thresholds sit well below what the shipped generator measured (model card) and well
 above what the centroid reaches, so they catch a broken or swapped asset, not noise."""

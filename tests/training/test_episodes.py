@@ -56,7 +56,6 @@ def test_without_definitions_the_query_is_another_sentence_of_the_word(tiny_lm):
     for e, ((student, teacher, _, _), s) in enumerate(zip(episodes, support)):
         w = data.owner[s]
         (q,) = [q for q in data.of_word[w] if q != s]  # the word's other sentence
-        assert (student, teacher) == episode_ids(tiny_lm, data.sentences[q], data.words[w], V + e)[
-            :2
-        ]
+        expected = episode_ids(tiny_lm, data.sentences[q], data.words[w], V + e)
+        assert (student, teacher) == expected[:2]
         assert V + e in student
