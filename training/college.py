@@ -84,6 +84,7 @@ class TrainConfig:
     lm_weight: float = 1.0  # weight of the LM losses against the regression loss
     definitions: float = 0.0  # share of LM episodes whose query is the definition probe
     init: str = ""  # start from this saved generator (a tuning phase) instead of afresh
+    only: str = ""  # train only this submodule (e.g. "head_out"); the rest stays frozen
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
     negatives: int = 16384  # other words sampled per step for the contrastive list
@@ -245,7 +246,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         generator = CollegeGenerator(gcfg).to(device)
         x, m = pad_features(data.features[:512], device)
         generator.calibrate_heads(x, m)
-    optimizer = torch.optim.AdamW(generator.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    trained = frozen_but(generator, cfg.only)
+    optimizer = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
     if accelerator:
         generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
@@ -278,6 +280,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         rng = random.Random(cfg.seed * 1_000_003 + step)  # resume replays the same batches
         gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
         generator.train()
+        if cfg.only:  # frozen parts run as at use: no dropout
+            for name, module in generator.named_children():
+                module.train(name == cfg.only)
         words = rng.sample(range(len(data.words)), cfg.batch)
         sents = [rng.choice(data.of_word[w]) for w in words]
         x, m = pad_features([data.features[s] for s in sents], device)
@@ -308,10 +313,10 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         optimizer.zero_grad()
         if accelerator:
             accelerator.backward(loss)
-            accelerator.clip_grad_norm_(generator.parameters(), cfg.clip)
+            accelerator.clip_grad_norm_(trained, cfg.clip)
         else:
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(generator.parameters(), cfg.clip)
+            torch.nn.utils.clip_grad_norm_(trained, cfg.clip)
         optimizer.step()
         scheduler.step()
         seconds = time.perf_counter() - started
@@ -349,6 +354,22 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         json.dumps({"config": asdict(cfg), **summary}, indent=2)
     )
     return summary
+
+
+def frozen_but(generator: CollegeGenerator, only: str) -> list[torch.nn.Parameter]:
+    """The parameters to train: all, or only submodule `only`'s, the others frozen.
+
+    Training only `head_out` leaves the input embedding, and so every LM hidden state,
+    fixed: autograd then stops at the logits, an LM step costs a forward pass, and the
+    word vectors the benchmarks read stay exactly as they were."""
+    if not only:
+        return list(generator.parameters())
+    parts = dict(generator.named_children())
+    if only not in parts:
+        raise ValueError(f"--only {only!r}: not one of {', '.join(parts)}")
+    for name, module in parts.items():
+        module.requires_grad_(name == only)
+    return list(parts[only].parameters())
 
 
 def unwrap(model, accelerator):

@@ -1,15 +1,20 @@
-"""CoLLEGe's LM episodes: the paper's query sentences and the definition-probe queries."""
+"""CoLLEGe's LM episodes: the paper's queries, the definition-probe queries, and a tuning
+phase that trains the output head alone."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
 
+import pytest
 import torch
 
 from backends.definitions import PROMPT
-from training.college import Data, TrainConfig, lm_episodes
-from training.college_losses import episode_ids
+from backends.learners.college import CollegeGenerator, GeneratorConfig
+from backends.nonce_lm import NonceSlot
+from training.college import Data, TrainConfig, frozen_but, lm_episodes
+from training.college_losses import episode_ids, lm_losses
+from training.features import pad_features
 
 
 def tiny_data() -> Data:
@@ -59,3 +64,33 @@ def test_without_definitions_the_query_is_another_sentence_of_the_word(tiny_lm):
         expected = episode_ids(tiny_lm, data.sentences[q], data.words[w], V + e)
         assert (student, teacher) == expected[:2]
         assert V + e in student
+
+
+def test_training_only_the_output_head_leaves_the_input_vector_and_the_lm_untouched(tiny_lm):
+    torch.manual_seed(0)
+    data = tiny_data()
+    data.features = [torch.randn(3, 16) for _ in data.sentences]
+    gcfg = GeneratorConfig(d_enc=16, d_lm=tiny_lm.dim, n_heads=2, d_ff=32)
+    generator = CollegeGenerator(gcfg)
+    trained = frozen_but(generator, "head_out")
+    assert trained == list(generator.head_out.parameters())
+    cfg = replace(TrainConfig(), lm_batch=3, definitions=0.5)
+    episodes, support = lm_episodes(tiny_lm, data, random.Random(0), cfg)
+    x, m = pad_features([data.features[s] for s in support], "cpu")
+    group = torch.arange(len(support))
+    generator.eval()
+    vin, vout = generator(x, m, group, len(support))
+    assert not vin.requires_grad  # so the LM's hidden states carry no graph: a forward pass
+    loss, _ = lm_losses(tiny_lm, NonceSlot(vin, vout), episodes, cfg, torch.Generator())
+    loss.backward()
+    for name, p in generator.named_parameters():
+        assert (p.grad is not None) == name.startswith("head_out."), name
+    torch.optim.AdamW(trained, lr=0.1).step()
+    vin_after, vout_after = generator(x, m, group, len(support))
+    assert torch.equal(vin_after, vin)
+    assert not torch.allclose(vout_after, vout)
+
+
+def test_training_only_an_unknown_part_is_refused():
+    with pytest.raises(ValueError, match="head_in, head_out"):
+        frozen_but(CollegeGenerator(GeneratorConfig(d_enc=16, d_lm=8, n_heads=2)), "heads")
