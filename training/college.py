@@ -23,7 +23,9 @@ the dev files as it goes.
 A second, *tuning* phase (`--init` a saved generator, `--lm-every 1`) spends its steps
 on LM batches; with `--definitions p` a share p of their queries is the app's definition
 probe followed by the gloss of the support sentence's WordNet sense, which teaches the
-output vector not to be predicted where a definition should begin.
+output vector not to be predicted where a definition should begin. `--only head_out`
+tunes the output head alone: the input vectors, and with them every LM hidden state,
+stay fixed, so an LM step needs no backward pass through the LM.
 """
 
 from __future__ import annotations
