@@ -283,7 +283,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
         generator.train()
         if cfg.only:  # frozen parts run as at use: no dropout
-            for name, module in generator.named_children():
+            for name, module in unwrap(generator, accelerator).named_children():
                 module.train(name == cfg.only)
         words = rng.sample(range(len(data.words)), cfg.batch)
         sents = [rng.choice(data.of_word[w]) for w in words]
