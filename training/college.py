@@ -181,24 +181,26 @@ def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
     `cfg.definitions` it is instead the definition probe the app asks (`PROMPT`)
     followed by the gloss of the sense the support sentence illustrates: the LM must
     then say what the word means, not repeat it (our addition; the glosses are WordNet's
-    for training words only)."""
-    V, out, support = lm.vocab_size, [], []
+    for training words only). `kinds` names each query ("definition" or "sentence") so
+    the log can show which of the two a run learns."""
+    V, out, support, kinds = lm.vocab_size, [], [], []
     while len(out) < cfg.lm_batch:
         if data.glosses and rng.random() < cfg.definitions:
             s, gloss = rng.choice(data.glosses)
             w = data.owner[s]
-            query = f"{PROMPT.format(word=data.words[w])} {gloss}."
+            query, kind = f"{PROMPT.format(word=data.words[w])} {gloss}.", "definition"
         else:
             w = rng.randrange(len(data.words))
             s, q = rng.sample(data.of_word[w], 2)
-            query = data.sentences[q]
+            query, kind = data.sentences[q], "sentence"
         student, teacher, align = episode_ids(lm, query, data.words[w], V + len(out))
         negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
         if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
             continue
         out.append((student, teacher, align, negative))
         support.append(s)
-    return out, support
+        kinds.append(kind)
+    return out, support, kinds
 
 
 def contrast_rows(targets: torch.Tensor, size: int, n: int, gen: torch.Generator) -> torch.Tensor:
@@ -306,10 +308,10 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
             loss = loss + cfg.base_rate * rate
             record["base_rate"] = float(rate.detach())
         if cfg.lm_every and step % cfg.lm_every == 0:
-            episodes, support = lm_episodes(lm, data, rng, cfg)
+            episodes, support, kinds = lm_episodes(lm, data, rng, cfg)
             x, m = pad_features([data.features[s] for s in support], device)
             vin, vout = generator(x, m, torch.arange(len(support), device=device), len(support))
-            lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen)
+            lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen, kinds)
             loss = loss + cfg.lm_weight * lm_loss
             record.update(parts)
         optimizer.zero_grad()

@@ -75,11 +75,19 @@ def episode_ids(lm: NonceLM, text: str, word: str, nonce_id: int):
     return student, teacher, align
 
 
-def lm_losses(lm: NonceLM, slot: NonceSlot, episodes, cfg: TrainConfig, gen: torch.Generator):
+def lm_losses(
+    lm: NonceLM,
+    slot: NonceSlot,
+    episodes,
+    cfg: TrainConfig,
+    gen: torch.Generator,
+    kinds: list[str] | None = None,
+):
     """Query CE with the nonce, negative-query CE, hidden cosine and logit MSE distillation.
 
     `episodes`: per episode e (nonce id V + e), (query student ids, teacher ids, align,
-    negative ids)."""
+    negative ids). With `kinds` (a name per episode's query) the parts also hold the query
+    CE of each kind apart, `ce_<kind>`: logged only, the loss is the same."""
     V, E = lm.vocab_size, len(episodes)
     seqs = [ep[0] for ep in episodes] + [ep[3] for ep in episodes]
     ids, mask = lm.pad(seqs, left=False)
@@ -129,4 +137,7 @@ def lm_losses(lm: NonceLM, slot: NonceSlot, episodes, cfg: TrainConfig, gen: tor
         "distill_cos": cos,
         "distill_mse": mse,
     }
+    for kind in sorted(set(kinds or ())):
+        of_kind = torch.tensor([k == kind for k in kinds], device=nll.device)  # [E]
+        parts[f"ce_{kind}"] = nll[is_query.to(nll.device) & of_kind[own]].mean()
     return total, {k: float(v.detach()) for k, v in parts.items()}

@@ -43,8 +43,9 @@ def tiny_data() -> Data:
 def test_definition_queries_read_the_probe_then_the_support_sentences_gloss(tiny_lm):
     data, V = tiny_data(), tiny_lm.vocab_size
     cfg = replace(TrainConfig(), lm_batch=6, definitions=1.0)
-    episodes, support = lm_episodes(tiny_lm, data, random.Random(0), cfg)
+    episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
     assert len(episodes) == len(support) == 6
+    assert kinds == ["definition"] * 6
     for e, ((student, teacher, align, _), s) in enumerate(zip(episodes, support)):
         gloss = dict(data.glosses)[s]  # the support sentence is the gloss's own example
         word = data.words[data.owner[s]]
@@ -57,13 +58,33 @@ def test_definition_queries_read_the_probe_then_the_support_sentences_gloss(tiny
 def test_without_definitions_the_query_is_another_sentence_of_the_word(tiny_lm):
     data, V = tiny_data(), tiny_lm.vocab_size
     cfg = replace(TrainConfig(), lm_batch=6, definitions=0.0)
-    episodes, support = lm_episodes(tiny_lm, data, random.Random(0), cfg)
+    episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
     for e, ((student, teacher, _, _), s) in enumerate(zip(episodes, support)):
         w = data.owner[s]
         (q,) = [q for q in data.of_word[w] if q != s]  # the word's other sentence
         expected = episode_ids(tiny_lm, data.sentences[q], data.words[w], V + e)
         assert (student, teacher) == expected[:2]
         assert V + e in student
+    assert kinds == ["sentence"] * 6
+
+
+def test_the_query_loss_is_also_logged_per_kind_of_query(tiny_lm):
+    torch.manual_seed(0)
+    data = tiny_data()
+    cfg = replace(TrainConfig(), lm_batch=8, definitions=0.5)
+    episodes, _, kinds = lm_episodes(tiny_lm, data, random.Random(1), cfg)
+    assert set(kinds) == {"definition", "sentence"}
+    vin, vout = torch.randn(2, len(episodes), tiny_lm.dim)
+    slot = NonceSlot(vin, vout)
+    total, parts = lm_losses(tiny_lm, slot, episodes, cfg, torch.Generator().manual_seed(0), kinds)
+    plain, without = lm_losses(tiny_lm, slot, episodes, cfg, torch.Generator().manual_seed(0))
+    assert torch.allclose(total, plain)  # logging only: the loss is unchanged
+    assert set(parts) - set(without) == {"ce_definition", "ce_sentence"}
+    # ce_query is a mean over query tokens, so the per-kind means weighted by tokens make it
+    tokens = {k: sum(len(ep[0]) - 1 for ep, q in zip(episodes, kinds) if q == k) for k in kinds}
+    weighted = sum(parts[f"ce_{k}"] * n for k, n in tokens.items()) / sum(tokens.values())
+    assert weighted == pytest.approx(parts["ce_query"], rel=1e-5)
+    assert parts["ce_definition"] != pytest.approx(parts["ce_sentence"])
 
 
 def test_training_only_the_output_head_leaves_the_input_vector_and_the_lm_untouched(tiny_lm):
@@ -75,7 +96,7 @@ def test_training_only_the_output_head_leaves_the_input_vector_and_the_lm_untouc
     trained = frozen_but(generator, "head_out")
     assert trained == list(generator.head_out.parameters())
     cfg = replace(TrainConfig(), lm_batch=3, definitions=0.5)
-    episodes, support = lm_episodes(tiny_lm, data, random.Random(0), cfg)
+    episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
     x, m = pad_features([data.features[s] for s in support], "cpu")
     group = torch.arange(len(support))
     generator.eval()
