@@ -96,7 +96,7 @@ def test_training_only_the_output_head_leaves_the_input_vector_and_the_lm_untouc
     trained = frozen_but(generator, "head_out")
     assert trained == list(generator.head_out.parameters())
     cfg = replace(TrainConfig(), lm_batch=3, definitions=0.5)
-    episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
+    episodes, support, _ = lm_episodes(tiny_lm, data, random.Random(0), cfg)
     x, m = pad_features([data.features[s] for s in support], "cpu")
     group = torch.arange(len(support))
     generator.eval()
