@@ -26,6 +26,12 @@ probe followed by the gloss of the support sentence's WordNet sense, which teach
 output vector not to be predicted where a definition should begin. `--only head_out`
 tunes the output head alone: the input vectors, and with them every LM hidden state,
 stay fixed, so an LM step needs no backward pass through the LM.
+
+A third phase (`--unlikelihood w`, output head alone, `--regression 0 --contrast 0
+--base-rate 0`) lets the LM define a few training words from one sentence each, greedily,
+and penalises the new token wherever the answer could repeat it (Welleck et al. 2020's
+unlikelihood): the one-shot failure the tuned generator still has is a definition that
+loops on the word, which no teacher-forced query shows. `--phase` names its log files.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from training.college_losses import (
     episode_ids,
     lm_losses,
     regression_loss,
+    unlikelihood_loss,
 )
 from training.corpus import (
     CorpusConfig,
@@ -85,8 +92,12 @@ class TrainConfig:
     lm_batch: int = 2  # episodes per LM batch (each: a query and a negative query)
     lm_weight: float = 1.0  # weight of the LM losses against the regression loss
     definitions: float = 0.0  # share of LM episodes whose query is the definition probe
+    unlikelihood: float = 0.0  # weight of the new token's unlikelihood in own definitions
+    ul_words: int = 4  # training words defined greedily per step for it
+    ul_tokens: int = 16  # tokens per greedy definition
     init: str = ""  # start from this saved generator (a tuning phase) instead of afresh
     only: str = ""  # train only this submodule (e.g. "head_out"); the rest stays frozen
+    regression: float = 1.0  # weight of the regression onto the word's own embedding
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
     negatives: int = 16384  # other words sampled per step for the contrastive list
@@ -100,6 +111,7 @@ class TrainConfig:
     lr: float = 5e-4  # AdamW peak learning rate
     weight_decay: float = 0.1  # AdamW (paper)
     warmup: int = 100  # linear warm-up steps, then linear decay to 0
+    schedule: str = "linear"  # after warm-up: "linear" decay to 0, or "constant"
     clip: float = 1.0  # gradient norm clipping
     words: int = 12000  # training words kept from the corpus
     per_word: int = 3  # sentences per word kept for training
@@ -107,6 +119,7 @@ class TrainConfig:
     ckpt_every: int = 250  # steps between checkpoints
     max_minutes: float = 0.0  # stop (and save) after this wall-clock time; 0 = no limit
     threads: int = 2  # torch CPU threads
+    phase: str = ""  # names the log, summary and checkpoint ("" = train, or tune with --init)
     seed: int = 0
 
 
@@ -215,6 +228,8 @@ def schedule(cfg: TrainConfig):
     def factor(step: int) -> float:
         if step < cfg.warmup:
             return (step + 1) / cfg.warmup
+        if cfg.schedule == "constant":
+            return 1.0
         return max(0.0, (cfg.steps - step) / max(1, cfg.steps - cfg.warmup))
 
     return factor
@@ -255,7 +270,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
     if accelerator:
         generator, optimizer, scheduler = accelerator.prepare(generator, optimizer, scheduler)
-    phase = "tune" if cfg.init else "train"  # a tuning phase keeps the first run's files
+    # a later phase keeps the earlier phases' files
+    phase = cfg.phase or ("tune" if cfg.init else "train")
     work = cache_dir() / "runs" / Path(cfg.out).name / phase
     work.mkdir(parents=True, exist_ok=True)
     out = Path(cfg.out)
@@ -287,16 +303,20 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         if cfg.only:  # frozen parts run as at use: no dropout
             for name, module in unwrap(generator, accelerator).named_children():
                 module.train(name == cfg.only)
-        words = rng.sample(range(len(data.words)), cfg.batch)
-        sents = [rng.choice(data.of_word[w]) for w in words]
-        x, m = pad_features([data.features[s] for s in sents], device)
-        group = torch.arange(len(words), device=device)
-        vin, vout = generator(x, m, group, len(words))  # [B, d_lm] x 2
-        idx = torch.tensor(words, device=device)
-        reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
-            vout, ref_out[idx], norm_out
-        )
-        loss, record = reg, {"regression": float(reg.detach())}
+        loss, record = torch.zeros((), device=device), {}
+        if cfg.regression or cfg.contrast or cfg.base_rate:  # the cheap embedding-space batch
+            words = rng.sample(range(len(data.words)), cfg.batch)
+            sents = [rng.choice(data.of_word[w]) for w in words]
+            x, m = pad_features([data.features[s] for s in sents], device)
+            group = torch.arange(len(words), device=device)
+            vin, vout = generator(x, m, group, len(words))  # [B, d_lm] x 2
+            idx = torch.tensor(words, device=device)
+        if cfg.regression:
+            reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
+                vout, ref_out[idx], norm_out
+            )
+            loss = loss + cfg.regression * reg
+            record["regression"] = float(reg.detach())
         if cfg.contrast:
             rows = contrast_rows(idx, len(vocab), cfg.negatives, gen)
             con = contrastive_loss(vin, vocab[rows], torch.arange(len(idx)), cfg.tau)
@@ -313,6 +333,14 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
             vin, vout = generator(x, m, torch.arange(len(support), device=device), len(support))
             lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen, kinds)
             loss = loss + cfg.lm_weight * lm_loss
+            record.update(parts)
+        if cfg.unlikelihood:
+            words = rng.sample(range(len(data.words)), cfg.ul_words)
+            sents = [rng.choice(data.of_word[w]) for w in words]  # one sentence, as at one shot
+            x, m = pad_features([data.features[s] for s in sents], device)
+            vin, vout = generator(x, m, torch.arange(len(words), device=device), len(words))
+            ul, parts = unlikelihood_loss(lm, vin, vout, cfg.ul_tokens)
+            loss = loss + cfg.unlikelihood * ul
             record.update(parts)
         optimizer.zero_grad()
         if accelerator:
@@ -332,7 +360,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         with log_path.open("a") as f:
             f.write(json.dumps(record) + "\n")
         bar.set_postfix(
-            reg=f"{float(reg):.3f}",
+            reg=f"{record.get('regression', float('nan')):.3f}",
             con=f"{record.get('contrastive', float('nan')):.2f}",
             ce=f"{record.get('ce_query', float('nan')):.2f}",
         )

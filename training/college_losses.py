@@ -5,7 +5,9 @@ nonce-free negative query, and distillation against the frozen LM reading the or
 word (hidden-state cosine and logit MSE at aligned positions). Embedding-space losses,
 which need no LM forward: `regression_loss` (the generated vector onto the word's own
 embedding, as Form-Context and a la carte learn) and `contrastive_loss` (the word's own
-embedding must beat every other word's: the retrieval the benchmarks measure).
+embedding must beat every other word's: the retrieval the benchmarks measure). And one
+on the LM's own output (`unlikelihood_loss`): the new token should not be what a greedy
+definition of it keeps saying.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 import torch
 import torch.nn.functional as F
 
+from backends.definitions import PROMPT
 from backends.nonce_lm import NonceLM, NonceSlot, word_pattern
 
 if TYPE_CHECKING:
@@ -141,3 +144,36 @@ def lm_losses(
         of_kind = torch.tensor([k == kind for k in kinds], device=nll.device)  # [E]
         parts[f"ce_{kind}"] = nll[is_query.to(nll.device) & of_kind[own]].mean()
     return total, {k: float(v.detach()) for k, v in parts.items()}
+
+
+def unlikelihood_loss(lm: NonceLM, v_in: torch.Tensor, v_out: torch.Tensor, max_new_tokens: int):
+    """Unlikelihood (Welleck et al. 2020) of the new token in the LM's own greedy definitions.
+
+    Each of the B concepts (rows of `v_in`, `v_out`) is asked the app's definition probe
+    with "dax" as its token; the frozen LM answers greedily, then reads the answers back,
+    and every answer position pays -log(1 - p(own new token)). Teacher-forced queries
+    never show the LM its own loops (`a "dax" or "dax" or ...`), which is where a one-shot
+    output vector goes wrong; this term sees them. Generation and the hidden states use
+    the vectors as they are (no graph), so the gradient reaches the output vector alone:
+    the one that is predicted. Returns (loss, {"unlikelihood", "nonce_emitted": new tokens
+    per answer})."""
+    V, B = lm.vocab_size, len(v_in)
+    fixed = NonceSlot(v_in.detach(), v_out.detach())
+    nonces = [V + b for b in range(B)]
+    prompts = [lm.encode(PROMPT.format(word="dax"), "dax", n) for n in nonces]
+    with torch.no_grad():
+        answers = lm.generate(prompts, fixed, None, max_new_tokens, nonce_of_row=nonces)
+        seqs = [p + a for p, a in zip(prompts, answers)]
+        ids, mask = lm.pad(seqs, left=False)
+        hidden = lm.hidden(ids, mask, fixed).last_hidden_state  # [B, T, d]
+    at = [  # every position that predicts an answer token
+        (b, t) for b, (p, s) in enumerate(zip(prompts, seqs)) for t in range(len(p) - 1, len(s) - 1)
+    ]
+    rows, pos = torch.tensor(at).T.to(hidden.device)
+    logits = lm.logits(hidden[rows, pos], NonceSlot(fixed.inputs, v_out)).float()  # [N, V + B]
+    own = torch.cat([logits[:, :V], logits[:, V:].gather(1, rows[:, None])], 1)  # own nonce last
+    # -log(1 - p) as log-normaliser minus the other columns' log-mass: exact, and its
+    # gradient does not vanish where the loop has made p = 1 in floating point
+    loss = (own.logsumexp(-1) - own[:, :-1].logsumexp(-1)).mean()
+    emitted = sum(t >= V for a in answers for t in a) / B
+    return loss, {"unlikelihood": float(loss.detach()), "nonce_emitted": emitted}

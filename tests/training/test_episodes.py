@@ -1,5 +1,6 @@
-"""CoLLEGe's LM episodes: the paper's queries, the definition-probe queries, and a tuning
-phase that trains the output head alone."""
+"""CoLLEGe's LM episodes: the paper's queries, the definition-probe queries, a tuning
+phase that trains the output head alone, and the unlikelihood of the new token in the
+LM's own definitions."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from backends.definitions import PROMPT
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceSlot
 from training.college import Data, TrainConfig, frozen_but, lm_episodes
-from training.college_losses import episode_ids, lm_losses
+from training.college_losses import episode_ids, lm_losses, unlikelihood_loss
 from training.features import pad_features
 
 
@@ -115,3 +116,49 @@ def test_training_only_the_output_head_leaves_the_input_vector_and_the_lm_untouc
 def test_training_only_an_unknown_part_is_refused():
     with pytest.raises(ValueError, match="head_in, head_out"):
         frozen_but(CollegeGenerator(GeneratorConfig(d_enc=16, d_lm=8, n_heads=2)), "heads")
+
+
+def looping_output_vectors(lm, n: int) -> torch.Tensor:
+    """Output vectors the LM will predict wherever it reads the definition probe: along
+    the probe's last hidden state, long enough to beat every word's logit."""
+    ids, mask = lm.pad([lm.encode(PROMPT.format(word="dax"))], left=False)
+    h = lm.hidden(ids, mask, None).last_hidden_state[0, -1]
+    return (h / h.norm() * 10).repeat(n, 1)
+
+
+def test_unlikelihood_teaches_a_looping_output_vector_to_stop_being_said(tiny_lm):
+    torch.manual_seed(0)
+    v_in = torch.randn(2, tiny_lm.dim, requires_grad=True)
+    v_out = looping_output_vectors(tiny_lm, 2).requires_grad_()
+    loss, parts = unlikelihood_loss(tiny_lm, v_in, v_out, max_new_tokens=6)
+    assert parts["nonce_emitted"] == 6  # every greedy token is the new one: a loop
+    assert loss.item() > 1
+    loss.backward()
+    assert v_in.grad is None  # the states are read with the vectors fixed: no graph to v_in
+    assert v_out.grad.norm() > 0
+
+    optimizer = torch.optim.Adam([v_out], lr=0.3)
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss, parts = unlikelihood_loss(tiny_lm, v_in, v_out, max_new_tokens=6)
+        loss.backward()
+        optimizer.step()
+    after, parts = unlikelihood_loss(tiny_lm, v_in, v_out, max_new_tokens=6)
+    assert parts["nonce_emitted"] == 0
+    assert after.item() < 0.01
+
+
+def test_the_unlikelihood_phase_trains_the_output_head_on_one_sentence_concepts(tiny_lm):
+    torch.manual_seed(0)
+    data = tiny_data()
+    data.features = [torch.randn(3, 16) for _ in data.sentences]
+    generator = CollegeGenerator(GeneratorConfig(d_enc=16, d_lm=tiny_lm.dim, n_heads=2, d_ff=32))
+    trained = frozen_but(generator, "head_out")
+    generator.eval()
+    x, m = pad_features([data.features[s] for s in (0, 2)], "cpu")
+    vin, vout = generator(x, m, torch.arange(2), 2)
+    loss, _ = unlikelihood_loss(tiny_lm, vin, vout, max_new_tokens=4)
+    loss.backward()
+    for name, p in generator.named_parameters():
+        assert (p.grad is not None) == name.startswith("head_out."), name
+    assert any(p.grad.norm() > 0 for p in trained)
