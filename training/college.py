@@ -319,8 +319,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
             record["regression"] = float(reg.detach())
         if cfg.contrast:
             rows = contrast_rows(idx, len(vocab), cfg.negatives, gen)
-            con = contrastive_loss(vin, vocab[rows], torch.arange(len(idx)), cfg.tau)
-            con = con + contrastive_loss(vout, vocab[rows], torch.arange(len(idx)), cfg.tau)
+            own = torch.arange(len(idx), device=device)  # row b's target is list row b
+            con = contrastive_loss(vin, vocab[rows], own, cfg.tau)
+            con = con + contrastive_loss(vout, vocab[rows], own, cfg.tau)
             loss = loss + cfg.contrast * con
             record["contrastive"] = float(con.detach())
         if cfg.base_rate:

@@ -95,12 +95,13 @@ def lm_losses(
     seqs = [ep[0] for ep in episodes] + [ep[3] for ep in episodes]
     ids, mask = lm.pad(seqs, left=False)
     hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [2E, T, d]
-    rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)])
-    pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)])
+    dev = hidden.device  # index tensors live with what they index (CUDA refuses a CPU index)
+    rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)], device=dev)
+    pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)], device=dev)
     h = hidden[rows, pos]  # [N, d], every predicting position
     logits = lm.logits(h, slot).float()  # [N, V + E]
-    own = (rows % E).to(logits.device)  # the episode each row belongs to
-    other = torch.arange(E, device=logits.device)[None] != own[:, None]
+    own = rows % E  # the episode each row belongs to
+    other = torch.arange(E, device=dev)[None] != own[:, None]
     logits = torch.cat([logits[:, :V], logits[:, V:].masked_fill(other, float("-inf"))], -1)
     nll = F.cross_entropy(logits, ids[rows, pos + 1], reduction="none")
     is_query = rows < E
@@ -109,8 +110,8 @@ def lm_losses(
     with torch.no_grad():  # the teacher: the same frozen LM reading the original word
         t_ids, t_mask = lm.pad([ep[1] for ep in episodes], left=False)
         t_hidden = lm.hidden(t_ids, t_mask, None).last_hidden_state  # [E, T', d]
-    s_at = torch.tensor([(e, s) for e, ep in enumerate(episodes) for s, _ in ep[2]])
-    t_at = torch.tensor([(e, t) for e, ep in enumerate(episodes) for _, t in ep[2]])
+    s_at = torch.tensor([(e, s) for e, ep in enumerate(episodes) for s, _ in ep[2]], device=dev)
+    t_at = torch.tensor([(e, t) for e, ep in enumerate(episodes) for _, t in ep[2]], device=dev)
     hs = hidden[s_at[:, 0], s_at[:, 1]]  # [M, d]
     ht = t_hidden[t_at[:, 0], t_at[:, 1]]  # [M, d]
     cos = 1 - F.cosine_similarity(hs, ht, dim=-1).mean()
@@ -120,14 +121,16 @@ def lm_losses(
     with torch.no_grad():
         t_logits = lm.logits(ht, None).float()  # [M, V]
         first_tok = torch.tensor(
-            [ep[1][len(ep[0][: ep[0].index(V + e)])] for e, ep in enumerate(episodes)]
+            [ep[1][len(ep[0][: ep[0].index(V + e)])] for e, ep in enumerate(episodes)], device=dev
         )
         t_logits = torch.cat([t_logits, t_logits.gather(1, first_tok[t_at[:, 0], None])], 1)
         cols = torch.cat(
             [
                 t_logits[:, :V].topk(cfg.topk, dim=-1).indices,
-                torch.randint(0, V, (1, cfg.random_cols), generator=gen).expand(len(ht), -1),
-                torch.full((len(ht), 1), V),
+                torch.randint(0, V, (1, cfg.random_cols), generator=gen)  # CPU: reproducible
+                .to(dev)
+                .expand(len(ht), -1),
+                torch.full((len(ht), 1), V, device=dev),
             ],
             1,
         )  # [M, k + r + 1]
@@ -141,8 +144,8 @@ def lm_losses(
         "distill_mse": mse,
     }
     for kind in sorted(set(kinds or ())):
-        of_kind = torch.tensor([k == kind for k in kinds], device=nll.device)  # [E]
-        parts[f"ce_{kind}"] = nll[is_query.to(nll.device) & of_kind[own]].mean()
+        of_kind = torch.tensor([k == kind for k in kinds], device=dev)  # [E]
+        parts[f"ce_{kind}"] = nll[is_query & of_kind[own]].mean()
     return total, {k: float(v.detach()) for k, v in parts.items()}
 
 
