@@ -183,6 +183,8 @@ def render(runs: list[dict]) -> str:
         seconds = (run.get("settings") or {}).get("seconds")
         lines.append(f"- `{run['_file']}` ({run['date']}, {run['machine']}, {seconds} s):")
         lines.append(f"  `{run['command']}`")
+        if run.get("note"):  # what was done to the record since (e.g. rows of an old model removed)
+            lines.append(f"  Note: {run['note']}")
     lines += ["", f"_Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC._", ""]
     return "\n".join(lines)
 

@@ -61,6 +61,10 @@ def test_report_renders_each_task_and_the_commands():
     text = render([run])
     assert "## nonce" in text and "`python -m benchmarks nonce`" in text
     assert table(rows)[2] == "| token_tuning | 1 | 3 | 0.5 | TT-2 |"
+    assert "Note:" not in text
+    assert "  Note: rows of an old model removed" in render(
+        [{**run, "note": "rows of an old model removed"}]
+    )
 
 
 def test_nonce_strings_are_unknown_to_wordnet():
