@@ -225,6 +225,9 @@ def contrast_rows(targets: torch.Tensor, size: int, n: int, gen: torch.Generator
 
 
 def schedule(cfg: TrainConfig):
+    if cfg.schedule not in ("linear", "constant"):
+        raise ValueError(f"--schedule {cfg.schedule!r}: not 'linear' or 'constant'")
+
     def factor(step: int) -> float:
         if step < cfg.warmup:
             return (step + 1) / cfg.warmup

@@ -13,7 +13,7 @@ import torch
 from backends.definitions import PROMPT
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceSlot
-from training.college import Data, TrainConfig, frozen_but, lm_episodes
+from training.college import Data, TrainConfig, frozen_but, lm_episodes, schedule
 from training.college_losses import episode_ids, lm_losses, unlikelihood_loss
 from training.features import pad_features
 
@@ -162,3 +162,12 @@ def test_the_unlikelihood_phase_trains_the_output_head_on_one_sentence_concepts(
     for name, p in generator.named_parameters():
         assert (p.grad is not None) == name.startswith("head_out."), name
     assert any(p.grad.norm() > 0 for p in trained)
+
+
+def test_the_schedule_warms_up_then_decays_or_stays_and_refuses_other_names():
+    linear = schedule(replace(TrainConfig(), steps=10, warmup=2))
+    assert [linear(s) for s in (0, 1, 2, 6, 10)] == [0.5, 1.0, 1.0, 0.5, 0.0]
+    constant = schedule(replace(TrainConfig(), steps=10, warmup=0, schedule="constant"))
+    assert [constant(s) for s in (0, 5, 9)] == [1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="linear"):
+        schedule(replace(TrainConfig(), schedule="cosine"))
