@@ -216,6 +216,18 @@ def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
     return out, support, kinds
 
 
+def one_sentence_each(data: Data, rng: random.Random, n: int) -> tuple[list[int], list[int]]:
+    """`n` distinct training words and one of each one's sentences, drawn from `rng`."""
+    words = rng.sample(range(len(data.words)), n)
+    return words, [rng.choice(data.of_word[w]) for w in words]
+
+
+def read_each(generator, data: Data, sentences: list[int], device):
+    """The generator's (input, output) vectors [n, d_lm] for each sentence read alone."""
+    x, m = pad_features([data.features[s] for s in sentences], device)
+    return generator(x, m, torch.arange(len(sentences), device=device), len(sentences))
+
+
 def contrast_rows(targets: torch.Tensor, size: int, n: int, gen: torch.Generator) -> torch.Tensor:
     """The batch's own words first (row b is word b's target), then `n` other rows of the
     word list sampled uniformly: a sampled softmax, 5x cheaper than all ~75k rows."""
@@ -308,11 +320,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
                 module.train(name == cfg.only)
         loss, record = torch.zeros((), device=device), {}
         if cfg.regression or cfg.contrast or cfg.base_rate:  # the cheap embedding-space batch
-            words = rng.sample(range(len(data.words)), cfg.batch)
-            sents = [rng.choice(data.of_word[w]) for w in words]
-            x, m = pad_features([data.features[s] for s in sents], device)
-            group = torch.arange(len(words), device=device)
-            vin, vout = generator(x, m, group, len(words))  # [B, d_lm] x 2
+            words, sents = one_sentence_each(data, rng, cfg.batch)
+            vin, vout = read_each(generator, data, sents, device)  # [B, d_lm] x 2
             idx = torch.tensor(words, device=device)
         if cfg.regression:
             reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
@@ -333,16 +342,13 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
             record["base_rate"] = float(rate.detach())
         if cfg.lm_every and step % cfg.lm_every == 0:
             episodes, support, kinds = lm_episodes(lm, data, rng, cfg)
-            x, m = pad_features([data.features[s] for s in support], device)
-            vin, vout = generator(x, m, torch.arange(len(support), device=device), len(support))
+            vin, vout = read_each(generator, data, support, device)
             lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen, kinds)
             loss = loss + cfg.lm_weight * lm_loss
             record.update(parts)
-        if cfg.unlikelihood:
-            words = rng.sample(range(len(data.words)), cfg.ul_words)
-            sents = [rng.choice(data.of_word[w]) for w in words]  # one sentence, as at one shot
-            x, m = pad_features([data.features[s] for s in sents], device)
-            vin, vout = generator(x, m, torch.arange(len(words), device=device), len(words))
+        if cfg.unlikelihood:  # one sentence per word, as at one shot
+            _, sents = one_sentence_each(data, rng, cfg.ul_words)
+            vin, vout = read_each(generator, data, sents, device)
             ul, parts = unlikelihood_loss(lm, vin, vout, cfg.ul_tokens)
             loss = loss + cfg.unlikelihood * ul
             record.update(parts)

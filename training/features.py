@@ -93,9 +93,8 @@ def negative_bank(lm: NonceLM, sentences: list[str], batch: int = 16):
         ids, mask = lm.pad(seqs, left=False)
         states = lm.hidden(ids, mask, None).last_hidden_state  # [B, T, d]
         keep = mask.bool().clone()
-        keep[torch.arange(len(seqs), device=keep.device), mask.sum(1) - 1] = (
-            False  # the last token predicts nothing
-        )
+        last = torch.arange(len(seqs), device=keep.device), mask.sum(1) - 1
+        keep[last] = False  # the last token predicts nothing
         h = states[keep].float()  # [n, d]
         hidden.append(h.cpu())
         lognorm.append(torch.logsumexp(lm.logits(h, None).float(), dim=-1).cpu())
