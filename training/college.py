@@ -97,6 +97,7 @@ class TrainConfig:
     ul_tokens: int = 16  # tokens per greedy definition
     init: str = ""  # start from this saved generator (a tuning phase) instead of afresh
     only: str = ""  # train only this submodule (e.g. "head_out"); the rest stays frozen
+    fixed_length: bool = False  # write vectors at the LM's mean row norm (GeneratorConfig)
     regression: float = 1.0  # weight of the regression onto the word's own embedding
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
@@ -267,7 +268,12 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
     norm_in, norm_out = mean_norms(lm)
     gcfg = GeneratorConfig(
-        encoder=cfg.encoder, lm=cfg.lm, d_lm=lm.dim, norm_in=norm_in, norm_out=norm_out
+        encoder=cfg.encoder,
+        lm=cfg.lm,
+        d_lm=lm.dim,
+        norm_in=norm_in,
+        norm_out=norm_out,
+        fixed_length=cfg.fixed_length,
     )
     data = training_data(lm, cfg, gcfg)
     dev = dev_set(lm, gcfg)
@@ -276,6 +282,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         generator = CollegeGenerator.load(cfg.init).to(device).train()
         if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
             raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
+        if cfg.fixed_length:  # turning it on for a later phase; never silently off
+            generator.config = replace(generator.config, fixed_length=True)
     else:
         generator = CollegeGenerator(gcfg).to(device)
         x, m = pad_features(data.features[:512], device)
@@ -418,16 +426,24 @@ def unwrap(model, accelerator):
     return accelerator.unwrap_model(model) if accelerator else model
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
+    """Command line -> (TrainConfig, resume): one option per TrainConfig field."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for field_name, default in asdict(TrainConfig()).items():
-        kind = type(default)
-        parser.add_argument(f"--{field_name.replace('_', '-')}", type=kind, default=default)
+        flag = f"--{field_name.replace('_', '-')}"
+        if isinstance(default, bool):  # --fixed-length / --no-fixed-length
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
+        else:
+            parser.add_argument(flag, type=type(default), default=default)
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     args = vars(parser.parse_args(argv))
     resume = args.pop("resume")
+    return replace(TrainConfig(), **args), resume
+
+
+def main(argv: list[str] | None = None) -> None:
+    cfg, resume = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", force=True)
-    cfg = replace(TrainConfig(), **args)
     summary = train(cfg, resume)
     print(json.dumps(summary, indent=2))
 

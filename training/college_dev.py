@@ -102,17 +102,23 @@ PERCENTILES = (5, 25, 50, 75, 95)
 def norm_report(generator: CollegeGenerator, dev: DevSet, lm: NonceLM) -> dict[str, list[float]]:
     """Percentiles (5/25/50/75/95) of the L2 norms of generated input and output vectors
     for the 700 one-sentence Definitional Nonce items, beside those of the LM's own rows:
-    a generated row far outside the LM's range would be read as no word at all."""
+    a generated row far outside the LM's range would be read as no word at all. The
+    linear heads' own lengths come too (`head_*`): with `fixed_length` they are what the
+    written vectors are rescaled from."""
     device = next(generator.parameters()).device
     was_training = generator.training
     generator.eval()
-    ins, outs = [], []
+    ins, outs, raw_ins, raw_outs = [], [], [], []
     for start in range(0, len(dev.nonce), 256):
         idx = [i for i, _ in dev.nonce[start : start + 256]]
         x, m = pad_features([dev.features[i] for i in idx], device)
-        vin, vout = generator.heads(generator.pool(x, m))
+        pooled = generator.pool(x, m)
+        vin, vout = generator.heads(pooled)
         ins.append(vin.norm(dim=-1).cpu())
         outs.append(vout.norm(dim=-1).cpu())
+        # the linear heads' own lengths: what training made of them, fixed length or not
+        raw_ins.append(generator.head_in(pooled).norm(dim=-1).cpu())
+        raw_outs.append(generator.head_out(pooled).norm(dim=-1).cpu())
     generator.train(was_training)
     q = torch.tensor([p / 100 for p in PERCENTILES])
 
@@ -122,6 +128,8 @@ def norm_report(generator: CollegeGenerator, dev: DevSet, lm: NonceLM) -> dict[s
     return {
         "generated_input": pct(torch.cat(ins)),
         "generated_output": pct(torch.cat(outs)),
+        "head_input": pct(torch.cat(raw_ins)),
+        "head_output": pct(torch.cat(raw_outs)),
         "lm_input_rows": pct(lm.input_matrix.detach().norm(dim=-1).cpu()),
         "lm_output_rows": pct(lm.output_matrix.detach().norm(dim=-1).cpu()),
     }

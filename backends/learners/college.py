@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
@@ -52,6 +53,11 @@ class GeneratorConfig:
     # Mean L2 norms of the LM's input / output embedding rows (the heads' initial target).
     norm_in: float = 1.0
     norm_out: float = 1.0
+    # Write every vector at exactly norm_in / norm_out (the heads give the direction).
+    # Gemma's own rows all have about the same length (1.0304-1.0319); the heads alone
+    # spread theirs over 0.75-1.39, and on DefGen dev one-shot definitions were better
+    # with every length equal (model card, "Fixed length"). Off in configs saved before.
+    fixed_length: bool = False
     # Longest example the encoder reads, in its tokens.
     max_tokens: int = 64
 
@@ -100,7 +106,11 @@ class CollegeGenerator(nn.Module):
 
     def heads(self, concept: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """[..., d_enc] concept vector(s) -> ([..., d_lm] input, [..., d_lm] output) embeddings."""
-        return self.head_in(concept), self.head_out(concept)
+        vin, vout = self.head_in(concept), self.head_out(concept)
+        if self.config.fixed_length:
+            vin = F.normalize(vin, dim=-1) * self.config.norm_in
+            vout = F.normalize(vout, dim=-1) * self.config.norm_out
+        return vin, vout
 
     def forward(
         self, features: torch.Tensor, mask: torch.Tensor, group: torch.Tensor, n_groups: int

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -98,6 +100,21 @@ def test_head_norms_match_lm_after_calibration(tiny):
         vin, vout = generator(features, mask, torch.arange(256), 256)
     assert vin.norm(dim=-1).mean() == pytest.approx(1.5, rel=0.15)
     assert vout.norm(dim=-1).mean() == pytest.approx(0.7, rel=0.15)
+
+
+def test_fixed_length_keeps_direction_and_sets_norm(tiny):
+    generator, encoder, tokenizer = tiny
+    free = ConceptState(generator, encoder, tokenizer, "wug").add(SENTENCES).embedding()
+    fixed_gen = CollegeGenerator(replace(generator.config, fixed_length=True)).eval()
+    fixed_gen.load_state_dict(generator.state_dict())
+    state = ConceptState(fixed_gen, encoder, tokenizer, "wug").add(SENTENCES[:1])
+    one = state.embedding()
+    fixed = state.add(SENTENCES[1:]).embedding()  # still a running mean, then the length
+    for v, target in zip(fixed + one, (1.5, 0.7, 1.5, 0.7)):
+        assert float(v.norm()) == pytest.approx(target, rel=1e-5)
+    for v, w in zip(free, fixed):  # the direction is the heads', untouched
+        assert float(torch.cosine_similarity(v, w, dim=0)) == pytest.approx(1.0, abs=1e-5)
+    assert float(free[0].norm()) != pytest.approx(1.5, rel=1e-3)  # so the test means something
 
 
 def test_training_step_lowers_loss(tiny):

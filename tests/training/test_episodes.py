@@ -13,7 +13,14 @@ import torch
 from backends.definitions import PROMPT
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceSlot
-from training.college import Data, TrainConfig, frozen_but, lm_episodes, schedule
+from training.college import (
+    Data,
+    TrainConfig,
+    frozen_but,
+    lm_episodes,
+    parse_args,
+    schedule,
+)
 from training.college_losses import episode_ids, lm_losses, unlikelihood_loss
 from training.features import pad_features
 
@@ -171,3 +178,11 @@ def test_the_schedule_warms_up_then_decays_or_stays_and_refuses_other_names():
     assert [constant(s) for s in (0, 5, 9)] == [1.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="linear"):
         schedule(replace(TrainConfig(), schedule="cosine"))
+
+
+def test_the_command_line_sets_every_field_and_fixed_length_both_ways():
+    cfg, resume = parse_args(["--steps", "80", "--only", "head_out", "--fixed-length", "--resume"])
+    assert (cfg.steps, cfg.only, cfg.fixed_length, resume) == (80, "head_out", True, True)
+    cfg, resume = parse_args(["--no-fixed-length", "--unlikelihood", "0.5"])
+    assert (cfg.fixed_length, cfg.unlikelihood, resume) == (False, 0.5, False)
+    assert parse_args([])[0] == TrainConfig()
