@@ -97,7 +97,8 @@ class TrainConfig:
     ul_tokens: int = 16  # tokens per greedy definition
     init: str = ""  # start from this saved generator (a tuning phase) instead of afresh
     only: str = ""  # train only this submodule (e.g. "head_out"); the rest stays frozen
-    fixed_length: bool = False  # write vectors at the LM's mean row norm (GeneratorConfig)
+    fixed_length_in: bool = False  # write input vectors at the LM's mean row norm
+    fixed_length_out: bool = False  # and output vectors (GeneratorConfig)
     regression: float = 1.0  # weight of the regression onto the word's own embedding
     contrast: float = 1.0  # weight of the contrastive loss (0 = regression only)
     tau: float = 0.05  # contrastive temperature on cosines
@@ -273,7 +274,8 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         d_lm=lm.dim,
         norm_in=norm_in,
         norm_out=norm_out,
-        fixed_length=cfg.fixed_length,
+        fixed_length_in=cfg.fixed_length_in,
+        fixed_length_out=cfg.fixed_length_out,
     )
     data = training_data(lm, cfg, gcfg)
     dev = dev_set(lm, gcfg)
@@ -282,8 +284,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         generator = CollegeGenerator.load(cfg.init).to(device).train()
         if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
             raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
-        if cfg.fixed_length:  # turning it on for a later phase; never silently off
-            generator.config = replace(generator.config, fixed_length=True)
+        for flag in ("fixed_length_in", "fixed_length_out"):  # on for a later phase, never
+            if getattr(cfg, flag):  # silently off
+                generator.config = replace(generator.config, **{flag: True})
     else:
         generator = CollegeGenerator(gcfg).to(device)
         x, m = pad_features(data.features[:512], device)
@@ -431,7 +434,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for field_name, default in asdict(TrainConfig()).items():
         flag = f"--{field_name.replace('_', '-')}"
-        if isinstance(default, bool):  # --fixed-length / --no-fixed-length
+        if isinstance(default, bool):  # --fixed-length-in / --no-fixed-length-in
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
         else:
             parser.add_argument(flag, type=type(default), default=default)

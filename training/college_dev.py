@@ -103,7 +103,7 @@ def norm_report(generator: CollegeGenerator, dev: DevSet, lm: NonceLM) -> dict[s
     """Percentiles (5/25/50/75/95) of the L2 norms of generated input and output vectors
     for the 700 one-sentence Definitional Nonce items, beside those of the LM's own rows:
     a generated row far outside the LM's range would be read as no word at all. The
-    linear heads' own lengths come too (`head_*`): with `fixed_length` they are what the
+    linear heads' own lengths come too (`head_*`): with `fixed_length_*` they are what the
     written vectors are rescaled from."""
     device = next(generator.parameters()).device
     was_training = generator.training

@@ -53,11 +53,14 @@ class GeneratorConfig:
     # Mean L2 norms of the LM's input / output embedding rows (the heads' initial target).
     norm_in: float = 1.0
     norm_out: float = 1.0
-    # Write every vector at exactly norm_in / norm_out (the heads give the direction).
-    # Gemma's own rows all have about the same length (1.0304-1.0319); the heads alone
-    # spread theirs over 0.75-1.39, and on DefGen dev one-shot definitions were better
-    # with every length equal (model card, "Fixed length"). Off in configs saved before.
-    fixed_length: bool = False
+    # Write every input vector at exactly norm_in (the head gives the direction): Gemma's
+    # own rows all have about the same length (1.0304-1.0319), the head's spread over
+    # 0.75-1.11, and on DefGen dev one-shot definitions were better with every length
+    # equal (model card, "Fixed length"). Off in configs saved before.
+    fixed_length_in: bool = False
+    # The same for output vectors, at norm_out. Their length is the new token's logit
+    # scale, which Cloze needs: off in the shipped generator (model card).
+    fixed_length_out: bool = False
     # Longest example the encoder reads, in its tokens.
     max_tokens: int = 64
 
@@ -107,8 +110,9 @@ class CollegeGenerator(nn.Module):
     def heads(self, concept: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """[..., d_enc] concept vector(s) -> ([..., d_lm] input, [..., d_lm] output) embeddings."""
         vin, vout = self.head_in(concept), self.head_out(concept)
-        if self.config.fixed_length:
+        if self.config.fixed_length_in:
             vin = F.normalize(vin, dim=-1) * self.config.norm_in
+        if self.config.fixed_length_out:
             vout = F.normalize(vout, dim=-1) * self.config.norm_out
         return vin, vout
 

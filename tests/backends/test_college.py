@@ -102,19 +102,25 @@ def test_head_norms_match_lm_after_calibration(tiny):
     assert vout.norm(dim=-1).mean() == pytest.approx(0.7, rel=0.15)
 
 
-def test_fixed_length_keeps_direction_and_sets_norm(tiny):
+@pytest.mark.parametrize("fixed_in, fixed_out", [(True, False), (False, True), (True, True)])
+def test_fixed_length_keeps_direction_and_sets_norm(tiny, fixed_in, fixed_out):
     generator, encoder, tokenizer = tiny
     free = ConceptState(generator, encoder, tokenizer, "wug").add(SENTENCES).embedding()
-    fixed_gen = CollegeGenerator(replace(generator.config, fixed_length=True)).eval()
+    config = replace(generator.config, fixed_length_in=fixed_in, fixed_length_out=fixed_out)
+    fixed_gen = CollegeGenerator(config).eval()
     fixed_gen.load_state_dict(generator.state_dict())
     state = ConceptState(fixed_gen, encoder, tokenizer, "wug").add(SENTENCES[:1])
     one = state.embedding()
     fixed = state.add(SENTENCES[1:]).embedding()  # still a running mean, then the length
-    for v, target in zip(fixed + one, (1.5, 0.7, 1.5, 0.7)):
-        assert float(v.norm()) == pytest.approx(target, rel=1e-5)
-    for v, w in zip(free, fixed):  # the direction is the heads', untouched
-        assert float(torch.cosine_similarity(v, w, dim=0)) == pytest.approx(1.0, abs=1e-5)
-    assert float(free[0].norm()) != pytest.approx(1.5, rel=1e-3)  # so the test means something
+    for v, is_fixed, target in zip(fixed + one, (fixed_in, fixed_out) * 2, (1.5, 0.7) * 2):
+        if is_fixed:
+            assert float(v.norm()) == pytest.approx(target, rel=1e-5)
+    for v, w, is_fixed in zip(free, fixed, (fixed_in, fixed_out)):
+        if is_fixed:  # the direction is the head's, untouched
+            assert float(torch.cosine_similarity(v, w, dim=0)) == pytest.approx(1.0, abs=1e-5)
+            assert float(v.norm()) != pytest.approx(float(w.norm()), rel=1e-3)  # it did rescale
+        else:  # a head left free is exactly as before
+            torch.testing.assert_close(v, w)
 
 
 def test_training_step_lowers_loss(tiny):
@@ -158,5 +164,7 @@ def test_shipped_generator_learns_wug():
     embedding = learner.learn(lm, "wug", examples)
     assert embedding.input_vector.shape == (lm.dim,)
     assert embedding.output_vector.shape == (lm.dim,)
-    norm_in, _ = mean_norms(lm)
-    assert 0.2 * norm_in < float(embedding.input_vector.norm()) < 5 * norm_in
+    norm_in, norm_out = mean_norms(lm)
+    # the shipped generator writes input vectors at the length of Gemma's rows
+    assert float(embedding.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
+    assert 0.5 * norm_out < float(embedding.output_vector.norm()) < 2 * norm_out

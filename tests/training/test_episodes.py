@@ -180,9 +180,16 @@ def test_the_schedule_warms_up_then_decays_or_stays_and_refuses_other_names():
         schedule(replace(TrainConfig(), schedule="cosine"))
 
 
-def test_the_command_line_sets_every_field_and_fixed_length_both_ways():
-    cfg, resume = parse_args(["--steps", "80", "--only", "head_out", "--fixed-length", "--resume"])
-    assert (cfg.steps, cfg.only, cfg.fixed_length, resume) == (80, "head_out", True, True)
-    cfg, resume = parse_args(["--no-fixed-length", "--unlikelihood", "0.5"])
-    assert (cfg.fixed_length, cfg.unlikelihood, resume) == (False, 0.5, False)
+def test_the_command_line_sets_every_field_and_booleans_both_ways():
+    argv = ["--steps", "80", "--only", "head_out", "--fixed-length-in", "--resume"]
+    cfg, resume = parse_args(argv)
+    assert (cfg.steps, cfg.only, cfg.fixed_length_in, cfg.fixed_length_out, resume) == (
+        80,
+        "head_out",
+        True,
+        False,
+        True,
+    )
+    cfg, resume = parse_args(["--no-fixed-length-in", "--unlikelihood", "0.5"])
+    assert (cfg.fixed_length_in, cfg.unlikelihood, resume) == (False, 0.5, False)
     assert parse_args([])[0] == TrainConfig()
