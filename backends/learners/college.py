@@ -59,7 +59,7 @@ class GeneratorConfig:
     # equal (model card, "Fixed length"). Off in configs saved before.
     fixed_length_in: bool = False
     # The same for output vectors, at norm_out. Their length is the new token's logit
-    # scale, which Cloze needs: off in the shipped generator (model card).
+    # scale: fixing it stops more one-shot loops but costs Cloze (model card).
     fixed_length_out: bool = False
     # Longest example the encoder reads, in its tokens.
     max_tokens: int = 64
