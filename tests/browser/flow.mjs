@@ -29,7 +29,7 @@ const report = {};
 try {
   await page.goto(url, { waitUntil: "domcontentloaded" });
   await tab("Leaderboard");
-  await page.waitForFunction(() => /\d+ votes/.test(document.querySelector("#human-note")?.innerText ?? ""));
+  await page.waitForFunction(() => /\d+ votes?\b/.test(document.querySelector("#human-note")?.innerText ?? ""));
   report.before = await text("human-note");
 
   await tab("Learn");
