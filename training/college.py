@@ -284,9 +284,12 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         generator = CollegeGenerator.load(cfg.init).to(device).train()
         if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
             raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
-        for flag in ("fixed_length_in", "fixed_length_out"):  # on for a later phase, never
-            if getattr(cfg, flag):  # silently off
-                generator.config = replace(generator.config, **{flag: True})
+        # a later phase may turn a fixed length on; it never turns a saved one off
+        generator.config = replace(
+            generator.config,
+            fixed_length_in=generator.config.fixed_length_in or cfg.fixed_length_in,
+            fixed_length_out=generator.config.fixed_length_out or cfg.fixed_length_out,
+        )
     else:
         generator = CollegeGenerator(gcfg).to(device)
         x, m = pad_features(data.features[:512], device)

@@ -113,12 +113,13 @@ def norm_report(generator: CollegeGenerator, dev: DevSet, lm: NonceLM) -> dict[s
         idx = [i for i, _ in dev.nonce[start : start + 256]]
         x, m = pad_features([dev.features[i] for i in idx], device)
         pooled = generator.pool(x, m)
-        vin, vout = generator.heads(pooled)
+        # the linear heads' own lengths: what training made of them, fixed length or not
+        raw_in, raw_out = generator.head_in(pooled), generator.head_out(pooled)
+        vin, vout = generator.fix_lengths(raw_in, raw_out)  # = generator.heads(pooled)
+        raw_ins.append(raw_in.norm(dim=-1).cpu())
+        raw_outs.append(raw_out.norm(dim=-1).cpu())
         ins.append(vin.norm(dim=-1).cpu())
         outs.append(vout.norm(dim=-1).cpu())
-        # the linear heads' own lengths: what training made of them, fixed length or not
-        raw_ins.append(generator.head_in(pooled).norm(dim=-1).cpu())
-        raw_outs.append(generator.head_out(pooled).norm(dim=-1).cpu())
     generator.train(was_training)
     q = torch.tensor([p / 100 for p in PERCENTILES])
 

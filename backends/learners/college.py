@@ -109,7 +109,12 @@ class CollegeGenerator(nn.Module):
 
     def heads(self, concept: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """[..., d_enc] concept vector(s) -> ([..., d_lm] input, [..., d_lm] output) embeddings."""
-        vin, vout = self.head_in(concept), self.head_out(concept)
+        return self.fix_lengths(self.head_in(concept), self.head_out(concept))
+
+    def fix_lengths(
+        self, vin: torch.Tensor, vout: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The heads' vectors at the LM's mean row norm where `fixed_length_*` says so."""
         if self.config.fixed_length_in:
             vin = F.normalize(vin, dim=-1) * self.config.norm_in
         if self.config.fixed_length_out:
