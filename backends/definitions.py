@@ -1,7 +1,8 @@
 """Definitions: CoLLEGe's probe, 'The word "<nonce>" is defined as', for many learners at once.
 
 Every learner's word holds its own nonce id in one slot, so all definitions come from a
-single batched greedy generation rather than one generation per learner.
+single batched generation rather than one generation per learner, decoded as
+`DEFAULT_DECODING` says (backends/decoding.py).
 """
 
 from __future__ import annotations
@@ -9,10 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from backends.decoding import Decoding
 from backends.learners.base import NonceEmbedding
 from backends.nonce_lm import NonceLM, NonceSlot
 
 PROMPT = 'The word "{word}" is defined as'
+ORACLE = "oracle"  # the row of the real word's own definition, in benchmarks and plots
+
+# The decoding every definition uses unless told otherwise: the app, the CLI and the
+# benchmarks alike (chosen on the DefGen tuning half; see backends/decoding.py).
+DEFAULT_DECODING = Decoding()
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 
@@ -44,9 +51,13 @@ def slot_for(lm: NonceLM, embeddings: list[NonceEmbedding]) -> tuple[NonceSlot, 
 
 
 def define(
-    lm: NonceLM, embeddings: list[NonceEmbedding], max_new_tokens: int = 32, prompt: str = PROMPT
+    lm: NonceLM,
+    embeddings: list[NonceEmbedding],
+    max_new_tokens: int = 32,
+    prompt: str = PROMPT,
+    decoding: Decoding = DEFAULT_DECODING,
 ) -> list[Definition]:
-    """One batched greedy generation for all embeddings; first sentence kept."""
+    """One batched generation for all embeddings; first sentence kept."""
     if not embeddings:
         return []
     slot, hooks = slot_for(lm, embeddings)
@@ -55,15 +66,54 @@ def define(
         for i, e in enumerate(embeddings)
     ]
     words = {lm.vocab_size + i: e.word for i, e in enumerate(embeddings)}
+    outputs = _generate(
+        lm, prompts, words, slot, hooks, [[i] for i in words], max_new_tokens, decoding
+    )
+    return [_definition(lm, e.learner, e.word, ids, words) for e, ids in zip(embeddings, outputs)]
 
+
+def define_known(
+    lm: NonceLM,
+    words: list[str],
+    max_new_tokens: int = 32,
+    prompt: str = PROMPT,
+    decoding: Decoding = DEFAULT_DECODING,
+    learner: str = ORACLE,
+) -> list[Definition]:
+    """The ceiling for any learner: the same probe and decoding with the real word's own
+    tokens in place of a new one (the LM defining a word it already knows)."""
+    if not words:
+        return []
+    prompts = [lm.encode(prompt.format(word=w)) for w in words]
+    outputs = _generate(
+        lm, prompts, {}, None, None, [own_tokens(lm, w) for w in words], max_new_tokens, decoding
+    )
+    return [_definition(lm, learner, w, ids, {}) for w, ids in zip(words, outputs)]
+
+
+def own_tokens(lm: NonceLM, word: str) -> list[int]:
+    """The ids that spell `word` by themselves ('mind' and ' mind' where each is one token),
+    banned from its definition as the new word's id is banned from a learner's."""
+    spellings = [lm.encode(form, bos=False) for form in (word, " " + word)]
+    return [ids[0] for ids in spellings if len(ids) == 1]
+
+
+def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding):
     def stop(ids: list[int]) -> bool:
         return bool(_SENTENCE_END.search(lm.decode(ids, words).strip()))
 
-    outputs = lm.generate(
-        prompts, slot, hooks, max_new_tokens=max_new_tokens, stop=stop, nonce_of_row=list(words)
+    return lm.generate(
+        prompts,
+        slot,
+        hooks,
+        max_new_tokens=max_new_tokens,
+        stop=stop,
+        nonce_of_row=list(words) or None,
+        decoding=decoding,
+        banned=banned,
     )
-    results = []
-    for e, ids in zip(embeddings, outputs):
-        raw = lm.decode(ids, words)
-        results.append(Definition(e.learner, e.word, first_sentence(raw), raw))
-    return results
+
+
+def _definition(lm: NonceLM, learner: str, word: str, ids: list[int], words: dict) -> Definition:
+    raw = lm.decode(ids, words)
+    return Definition(learner, word, first_sentence(raw), raw)

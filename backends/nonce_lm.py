@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from backends.decoding import GREEDY, Decoding, adjust, pick, sampler
+
 # A hook rewrites next-token log-probabilities given the final hidden states that
 # produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
 LogitHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -227,14 +229,18 @@ class NonceLM:
         max_new_tokens: int = 32,
         stop: Callable[[list[int]], bool] | None = None,
         nonce_of_row: Sequence[int | None] | None = None,
+        decoding: Decoding = GREEDY,
+        banned: Sequence[Sequence[int]] | None = None,
     ) -> list[list[int]]:
-        """Greedy continuation of every prompt in one batch, with a KV cache.
+        """Continuation of every prompt in one batch, with a KV cache, decoded by `decoding`
+        (`banned[r]`: token ids row r may not produce when `decoding.ban_word`).
 
         A row that has finished leaves the batch (and the cache), so the rows still
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
         from transformers import DynamicCache
 
+        generator = sampler(decoding)
         ids, mask = self.pad(prompts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
@@ -242,7 +248,10 @@ class NonceLM:
         live = list(range(len(prompts)))  # original row of each batch row still generating
         for _ in range(max_new_tokens):
             hidden = out.last_hidden_state[:, -1]  # [L, d]
-            step = self._next_tokens(hidden, slot, live, hooks, nonce_of_row)  # [L]
+            logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
+            for i, row in enumerate(live):
+                logprobs[i] = adjust(logprobs[i], new[row], banned[row] if banned else (), decoding)
+            step = pick(logprobs, decoding, generator)  # [L]
             keep = []
             for i, token in enumerate(step.tolist()):
                 new[live[i]].append(token)
@@ -262,8 +271,8 @@ class NonceLM:
             out = self.hidden(step[:, None], mask, slot, past=cache, positions=positions)
         return new
 
-    def _next_tokens(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
-        """Greedy choice per live row: its own nonce column only, then its hook if any."""
+    def _next_logprobs(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
+        """Next-token log-probabilities per live row: its own nonce column only, then its hook."""
         logits = self.logits(hidden, slot).float()  # [L, V + n]
         if nonce_of_row is not None:
             logits = torch.stack(
@@ -274,4 +283,4 @@ class NonceLM:
             hook = hooks[row] if hooks else None
             if hook is not None:
                 logprobs[i] = hook(hidden[i : i + 1], logprobs[i : i + 1])[0]
-        return logprobs.argmax(-1)
+        return logprobs

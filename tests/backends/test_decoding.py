@@ -1,0 +1,66 @@
+"""Decoding controls: n-gram blocking, the banned word, the repetition penalty, sampling."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from backends.decoding import GREEDY, Decoding, adjust, blocked_tokens, pick, sampler
+from backends.learners.base import NonceEmbedding
+
+
+def test_blocked_tokens_are_those_that_would_repeat_an_ngram():
+    # "7 8 9 7 8" -> a 9 would repeat the trigram "7 8 9"; nothing else is blocked.
+    assert blocked_tokens([7, 8, 9, 7, 8], 3) == {9}
+    assert blocked_tokens([7, 8, 9, 7, 8], 2) == {9}  # bigram "8 9" seen after 8
+    assert blocked_tokens([7, 8, 9, 7, 8], 0) == set()
+    assert blocked_tokens([7], 3) == set()
+    assert blocked_tokens([5, 5], 1) == {5}  # unigrams: every seen token
+
+
+def test_adjust_bans_the_word_blocks_ngrams_and_penalises_repeats():
+    logprobs = torch.log(torch.full((10,), 0.1))
+    generated = [1, 2, 3, 1, 2]
+    out = adjust(logprobs, generated, banned=[7], decoding=Decoding(repetition_penalty=2.0))
+    assert out[7] == float("-inf")  # the defined word
+    assert out[3] == float("-inf")  # would repeat the trigram "1 2 3"
+    assert out[1] == pytest.approx(math.log(0.1) - math.log(2.0))  # seen: penalised
+    assert out[4] == pytest.approx(math.log(0.1))  # unseen: untouched
+    assert torch.equal(adjust(logprobs, generated, [7], GREEDY), logprobs)
+
+
+def test_greedy_pick_is_argmax_and_sampling_replays_with_its_seed():
+    logprobs = torch.log_softmax(torch.randn(4, 50, generator=torch.Generator().manual_seed(1)), -1)
+    assert torch.equal(pick(logprobs, GREEDY, None), logprobs.argmax(-1))
+    hot = Decoding(temperature=1.5, top_k=5, seed=3)
+    draws = [pick(logprobs, hot, sampler(hot)) for _ in range(2)]
+    assert torch.equal(draws[0], draws[1])  # same seed, same draw
+    allowed = logprobs.topk(5, dim=-1).indices
+    assert all(int(draws[0][r]) in allowed[r].tolist() for r in range(4))
+    runs = [pick(logprobs, hot, torch.Generator().manual_seed(s)) for s in range(4)]
+    seeds = {tuple(r.tolist()) for r in runs}
+    assert len(seeds) > 1  # sampling does vary with the seed
+
+
+def test_bad_settings_name_the_value():
+    with pytest.raises(ValueError, match="temperature"):
+        Decoding(temperature=-1)
+    with pytest.raises(ValueError, match="no_repeat_ngram"):
+        Decoding(no_repeat_ngram=-2)
+
+
+def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
+    from backends.definitions import define
+
+    d = tiny_lm.dim
+    # An output vector far longer than any row: undecoded, the tiny LM says the word forever.
+    loud = NonceEmbedding("loud", "wug", torch.zeros(d), torch.full((d,), 5.0))
+    looping = define(tiny_lm, [loud], max_new_tokens=12, decoding=GREEDY)[0]
+    assert "wug" in looping.raw
+    controlled = define(tiny_lm, [loud], max_new_tokens=12)[0]
+    assert "wug" not in controlled.raw
+    ids = tiny_lm.encode(controlled.raw, bos=False)
+    trigrams = [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
+    assert len(trigrams) == len(set(trigrams))
