@@ -7,7 +7,9 @@ Three controls, applied to every row of the one batched generation:
 - the word being defined may not appear in its own definition (a dictionary never does
   that, and the new token's own logit is where most loops start);
 - no word n-gram may repeat inside a definition (`no_repeat_ngram`, as in Paulus, Xiong &
-  Socher 2018, "A Deep Reinforced Model for Abstractive Summarization");
+  Socher 2018, "A Deep Reinforced Model for Abstractive Summarization"); tokens are
+  compared by their word form (case and a leading space ignored), so '"the faculty of
+  thinking, the faculty of' is caught although its two "the" are different tokens;
 - optionally, tokens already generated are penalised (`repetition_penalty`, Keskar et al.
   2019, CTRL) and the next token is sampled with a temperature and top-k, as CoLLEGe's
   own DefGen did (Teehan, Lake & Ren 2024); temperature 0 is greedy.
@@ -53,6 +55,31 @@ class Decoding:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class TokenForms:
+    """Tokens grouped by word form: `form[i]` is the smallest id spelling token i's word
+    the same way (lowercased, leading space or '▁' dropped); ids past the table are their own."""
+
+    form: list[int]  # [V]
+    members: dict[int, list[int]]  # form id -> every token id of that form
+
+    @classmethod
+    def of_vocabulary(cls, pieces: Sequence[str]) -> TokenForms:
+        first: dict[str, int] = {}
+        form, members = [], {}
+        for i, piece in enumerate(pieces):
+            key = piece.lstrip("▁ Ġ").lower() or piece
+            form.append(first.setdefault(key, i))
+            members.setdefault(form[-1], []).append(i)
+        return cls(form, members)
+
+    def form_of(self, token: int) -> int:
+        return self.form[token] if token < len(self.form) else token
+
+    def tokens_of(self, form: int) -> list[int]:
+        return self.members.get(form, [form])
+
+
 GREEDY = Decoding(ban_word=False, no_repeat_ngram=0)  # plain argmax, nothing blocked
 
 
@@ -69,15 +96,26 @@ def blocked_tokens(generated: Sequence[int], n: int) -> set[int]:
 
 
 def adjust(
-    logprobs: torch.Tensor, generated: Sequence[int], banned: Sequence[int], decoding: Decoding
+    logprobs: torch.Tensor,
+    generated: Sequence[int],
+    banned: Sequence[int],
+    decoding: Decoding,
+    forms: TokenForms | None = None,
 ) -> torch.Tensor:
-    """[V'] next-token log-probabilities of one row -> the same with the controls applied."""
+    """[V'] next-token log-probabilities of one row -> the same with the controls applied.
+
+    `forms` (optional) compares tokens by word form for the n-gram rule."""
     out = logprobs.clone()
     if decoding.repetition_penalty > 1.0 and generated:
         seen = torch.tensor(sorted(set(generated)), device=out.device)
         out[seen] -= math.log(decoding.repetition_penalty)
     forbidden = set(banned) if decoding.ban_word else set()
-    forbidden |= blocked_tokens(generated, decoding.no_repeat_ngram)
+    if forms is None:
+        forbidden |= blocked_tokens(generated, decoding.no_repeat_ngram)
+    else:
+        said = [forms.form_of(t) for t in generated]
+        for form in blocked_tokens(said, decoding.no_repeat_ngram):
+            forbidden.update(forms.tokens_of(form))
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out

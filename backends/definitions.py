@@ -21,14 +21,19 @@ ORACLE = "oracle"  # the row of the real word's own definition, in benchmarks an
 # benchmarks alike (chosen on the DefGen tuning half; see backends/decoding.py).
 DEFAULT_DECODING = Decoding()
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+# A sentence ends at '.', '!' or '?' (with any closing quotes or brackets) before a space,
+# or at a line break: "a promise." It -> "a promise."; '"a thought." It' keeps its quote.
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*(?=\s)|\n")
 
 
 def first_sentence(text: str) -> str:
-    """Up to the first sentence end or line break, trimmed."""
+    """Up to the first sentence end or line break, trimmed. DefGen scores only a generated
+    definition's first sentence (CoLLEGe, Teehan et al. 2024)."""
     text = text.strip()
     match = _SENTENCE_END.search(text)
-    return (text[: match.start()] if match else text).strip()
+    if match is None:
+        return text
+    return text[: match.start() if match.group() == "\n" else match.end()].strip()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from backends.decoding import GREEDY, Decoding, adjust, pick, sampler
+from backends.decoding import GREEDY, Decoding, TokenForms, adjust, pick, sampler
 
 # A hook rewrites next-token log-probabilities given the final hidden states that
 # produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
@@ -62,6 +62,15 @@ class NonceLM:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def token_forms(self) -> TokenForms:
+        """The vocabulary grouped by word form (for the no-repeat rule), built once."""
+
+        def build() -> TokenForms:
+            pieces = self.tokenizer.convert_ids_to_tokens(list(range(self.vocab_size)))
+            return TokenForms.of_vocabulary(pieces)
+
+        return self.memo("token_forms", build)
 
     @property
     def device(self) -> torch.device:
@@ -241,6 +250,7 @@ class NonceLM:
         from transformers import DynamicCache
 
         generator = sampler(decoding)
+        forms = self.token_forms() if decoding.no_repeat_ngram else None
         ids, mask = self.pad(prompts, left=True)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
@@ -250,7 +260,8 @@ class NonceLM:
             hidden = out.last_hidden_state[:, -1]  # [L, d]
             logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
             for i, row in enumerate(live):
-                logprobs[i] = adjust(logprobs[i], new[row], banned[row] if banned else (), decoding)
+                own_ban = banned[row] if banned else ()
+                logprobs[i] = adjust(logprobs[i], new[row], own_ban, decoding, forms)
             step = pick(logprobs, decoding, generator)  # [L]
             keep = []
             for i, token in enumerate(step.tolist()):

@@ -43,7 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--limit", type=int, default=None, help="first N items per task")
     parser.add_argument("--json", type=Path, default=None, help="write the run record here")
-    parser.add_argument("--tt-steps", type=int, default=2, help="token tuning steps (TT-N)")
+    parser.add_argument(
+        "--tt-steps", type=int, default=RunOptions.tt_steps, help="token tuning steps (TT-N)"
+    )
     parser.add_argument("--tt-lr", type=float, default=0.01, help="token tuning learning rate")
     parser.add_argument("--max-new-tokens", type=int, default=32, help="definition length cap")
     parser.add_argument("--seed", type=int, default=0)
@@ -102,7 +104,7 @@ def set_threads(threads: int) -> None:
 def format_table(record: dict) -> str:
     """The run's rows as an aligned text table (the union of the rows' keys, config left out)."""
     rows = record["results"]
-    columns = list(dict.fromkeys(k for row in rows for k in row if k != "config"))
+    columns = list(dict.fromkeys(k for row in rows for k in row if k not in ("config", "samples")))
     cells = [[_cell(row.get(c)) for c in columns] for row in rows]
     widths = [
         max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(columns)

@@ -67,6 +67,12 @@ class BertScorer:
             out.extend(states[row, 1 : n - 1].cpu() for row, n in enumerate(lengths))
         return out
 
+    def sentence_vectors(self, texts: list[str]) -> torch.Tensor:
+        """[len(texts), d] unit-length mean-pooled sentence embeddings (the encoder's own
+        sentence-transformers pooling is a token mean); an empty text gets a zero row."""
+        rows = [t.mean(0) if len(t) else torch.zeros(t.shape[-1]) for t in self.embed(texts)]
+        return torch.nn.functional.normalize(torch.stack(rows).float(), dim=-1)
+
     def f1(self, references: list[str], candidates: list[str]) -> list[float]:
         """BERTScore F1 of each candidate against its reference."""
         if len(references) != len(candidates):

@@ -49,7 +49,8 @@ from benchmarks.data import (
 log = logging.getLogger(__name__)
 
 SEED = 0  # one seed for every draw, so a rebuild gives the same files
-POS_QUOTAS = {"n": (80, 60), "v": (60, 45), "a": (60, 45)}  # part of speech → (DefGen, Cloze)
+# part of speech → (DefGen dev, Cloze dev, DefGen test)
+POS_QUOTAS = {"n": (80, 60, 40), "v": (60, 45, 30), "a": (60, 45, 30)}
 MAX_SHOTS = 3  # examples kept per DefGen item and per Cloze candidate
 N_CANDIDATES = 5  # target + 4 distractors, as in GRE-style sentence completion
 MIN_USAGES = 3  # DefGen: 3-shot; Cloze: 1 blanked + 2 shown
@@ -193,38 +194,47 @@ def build_cloze(pool: Pool, pos: str, rng: random.Random) -> list[ClozeItem]:
     return items
 
 
-def draw_words(pos: str, rng: random.Random, quotas: tuple[int, int]) -> tuple[Pool, Pool]:
-    """Eligible words of `pos`, seeded-shuffled, split into DefGen and Cloze pools."""
+def draw_words(
+    pos: str, rng: random.Random, quotas: tuple[int, int, int]
+) -> tuple[Pool, Pool, Pool]:
+    """Eligible words of `pos`, seeded-shuffled, split into DefGen, Cloze and test pools.
+
+    The test pool takes the words after the dev pools in the same shuffle, so adding it
+    left the dev files byte for byte as they were."""
     usages = find_usages(pos)
     eligible = sorted(w for w, us in usages.items() if is_eligible(w, pos, us))
     log.info("%s: %d words with usages, %d eligible", pos, len(usages), len(eligible))
     rng.shuffle(eligible)
-    n_defgen, n_cloze = quotas
-    if len(eligible) < n_defgen + n_cloze:
-        raise RuntimeError(f"only {len(eligible)} eligible {pos} words, need {n_defgen + n_cloze}")
-    ordered_usages = {w: ordered(w, pos, usages[w]) for w in eligible[: n_defgen + n_cloze]}
+    n_defgen, n_cloze, n_test = quotas
+    if len(eligible) < sum(quotas):
+        raise RuntimeError(f"only {len(eligible)} eligible {pos} words, need {sum(quotas)}")
+    ordered_usages = {w: ordered(w, pos, usages[w]) for w in eligible[: sum(quotas)]}
     words = list(ordered_usages)
-    return (
-        {w: ordered_usages[w] for w in words[:n_defgen]},
-        {w: ordered_usages[w] for w in words[n_defgen:]},
+    cuts = (0, n_defgen, n_defgen + n_cloze, n_defgen + n_cloze + n_test)
+    return tuple(
+        {w: ordered_usages[w] for w in words[start:end]} for start, end in zip(cuts, cuts[1:])
     )
 
 
 def build(out_dir: Path = SETS_DIR, seed: int = SEED) -> dict[str, int]:
-    """Write defgen.dev.jsonl, cloze.dev.jsonl and split.json into `out_dir`; return sizes."""
+    """Write defgen.dev.jsonl, defgen.test.jsonl, cloze.dev.jsonl and split.json into
+    `out_dir`; return sizes. The test file is held out: nothing is tuned on it."""
     rng = random.Random(seed)
     defgen: list[DefGenItem] = []
     cloze: list[ClozeItem] = []
+    test: list[DefGenItem] = []
     for pos, quotas in POS_QUOTAS.items():
-        defgen_pool, cloze_pool = draw_words(pos, rng, quotas)
+        defgen_pool, cloze_pool, test_pool = draw_words(pos, rng, quotas)
         defgen += build_defgen(defgen_pool, pos)
         cloze += build_cloze(cloze_pool, pos, rng)
+        test += build_defgen(test_pool, pos)
     write_jsonl(out_dir / "defgen.dev.jsonl", defgen)
+    write_jsonl(out_dir / "defgen.test.jsonl", test)
     write_jsonl(out_dir / "cloze.dev.jsonl", cloze)
-    words = {item.word for item in defgen}
+    words = {item.word for item in defgen + test}
     words |= {c.word for item in cloze for c in item.candidates}
     write_split(out_dir / "split.json", words)
-    return {"defgen": len(defgen), "cloze": len(cloze), "eval_words": len(words)}
+    return {"defgen": len(defgen), "test": len(test), "cloze": len(cloze), "eval_words": len(words)}
 
 
 def write_split(path: Path, words: set[str]) -> None:
@@ -232,7 +242,8 @@ def write_split(path: Path, words: set[str]) -> None:
     split = {
         "eval_words": sorted(words),
         "note": (
-            "Words of the WordNet DefGen and Cloze dev sets (benchmarks/build_wordnet_sets.py). "
+            "Words of the WordNet DefGen dev and test sets and the Cloze dev set "
+            "(benchmarks/build_wordnet_sets.py). "
             "No training may use them; benchmarks.data.excluded_words() adds the Chimera "
             "probes and Definitional Nonce gold words of shared/data."
         ),

@@ -2,13 +2,20 @@
 
 DefGen: learn the word from its first k examples (k = 1, 2, 3), generate with CoLLEGe's
 probe 'The word "<nonce>" is defined as' (all learners of an item in one batched
-generation), keep the first sentence, and score it against the reference gloss with
-BERTScore F1 (local encoder) and ROUGE-L.
+generation, decoded by backends.definitions.DEFAULT_DECODING), keep the first sentence,
+and score it against the reference gloss with BERTScore F1 (local encoder) and ROUGE-L;
+and as a reader would: identification (is the definition closer, by mean-pooled sentence
+embedding cosine, to its own reference than to each of 29 others from the same file?
+chance 1/30) and the degenerate rate (empty, says the word, or repeats a word 3-gram).
+The oracle row is the LM defining the real word (its own tokens, same probe and
+decoding): the ceiling for any learner; "gap closed" = (learner - centroid) / (oracle -
+centroid). Every definition is kept in the run record.
 
-Tournament: per item, a random pair of learners and a random k; the definition with the
-higher BERTScore F1 to the reference wins, a tie within `tie_margin`. Votes go to the
-arena's vote store as judge="auto"; ratings are online Elo (init 1000, K 4) and a
-bootstrapped Bradley-Terry leaderboard (demo.ratings).
+Tournament: per item, a random pair among the learners and the oracle, and a random k;
+a degenerate definition loses to a usable one, otherwise the one that singles out its
+own reference by the wider cosine margin wins, a tie within `tie_margin`. Votes go to a
+vote store as judge="auto"; ratings are online Elo (init 1000, K 4) and a bootstrapped
+Bradley-Terry leaderboard (demo.ratings).
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
+from dataclasses import dataclass, field
 
-from backends.definitions import define
+from backends.definitions import DEFAULT_DECODING, ORACLE, define, define_known, first_sentence
 from backends.pipeline import load_lm
 from benchmarks import data, metrics
 from benchmarks.bertscore import BertScoreConfig, BertScorer
@@ -26,7 +34,9 @@ from benchmarks.runs import NONCE, RunOptions, describe_config, examples_for, le
 
 log = logging.getLogger(__name__)
 
-JUDGE = "auto:bertscore-minilm-l6"  # the annotator name the tournament's votes carry
+JUDGE = "auto:identify-minilm-l6"  # the annotator name the tournament's votes carry
+DISTRACTORS = 29  # identification: the own reference against 29 others (chance 1/30)
+CENTROID = "centroid"  # the baseline that "gap closed" measures from
 
 
 def load_items(options: RunOptions) -> list[data.DefGenItem]:
@@ -34,44 +44,133 @@ def load_items(options: RunOptions) -> list[data.DefGenItem]:
     return limited(items, options.limit)
 
 
-def run_defgen(options: RunOptions) -> list[Result]:
-    lm = load_lm(options.lm, options.device)
-    scorer = BertScorer(BertScoreConfig(), device=str(lm.device))
-    outputs: dict[tuple[str, int], list[tuple[str, str]]] = defaultdict(list)  # (ref, pred)
-    for number, item in enumerate(load_items(options), start=1):
+@dataclass
+class Sample:
+    """One generated definition, kept in the run record so anyone can read it."""
+
+    item: int  # index in the data file(s)
+    word: str  # the real word behind the nonce
+    shots: int  # example sentences the learner saw
+    learner: str
+    definition: str  # first sentence of the generation
+    reference: str
+    scores: dict = field(default_factory=dict)  # bertscore_f1, rouge_l, identified, degenerate
+
+    def record(self) -> dict:
+        return {
+            "item": self.item,
+            "word": self.word,
+            "definition": self.definition,
+            **{k: round(v, 4) if isinstance(v, float) else v for k, v in self.scores.items()},
+        }
+
+
+def generate_samples(options: RunOptions, items: list[data.DefGenItem], lm) -> list[Sample]:
+    """Each learner's definition per item and k (one batched generation per item and k),
+    and the oracle's: the real word's own tokens, same probe and decoding, at every k."""
+    samples = []
+    for number, item in enumerate(items):
+        known = define_known(lm, [item.word], max_new_tokens=options.max_new_tokens)[0]
         for k in options.shots:
             if len(item.examples) < k:
                 continue  # an item with fewer examples than k does not count at k
             embeddings = learn_each(
                 lm, options.learners, NONCE, examples_for(item.examples[:k]), options
             )
-            for d in define(lm, embeddings, max_new_tokens=options.max_new_tokens):
-                outputs[d.learner, k].append((item.definition, metrics.first_sentence(d.text)))
-        log.info("defgen item %d (%s) done", number, item.word)
+            found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
+            for name, text in [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]:
+                text = first_sentence(text)
+                samples.append(Sample(number, item.word, k, name, text, item.definition))
+        log.info("defgen item %d (%s) done", number + 1, item.word)
+    return samples
+
+
+def score_samples(
+    samples: list[Sample], references: list[str], scorer: BertScorer, seed: int
+) -> None:
+    """BERTScore F1, ROUGE-L, identification among 30 references and degeneracy, per sample."""
+    f1 = scorer.f1([s.reference for s in samples], [s.definition for s in samples])
+    ref_vectors = scorer.sentence_vectors(references)  # [items, d]
+    def_vectors = scorer.sentence_vectors([s.definition for s in samples])  # [samples, d]
+    cosines = def_vectors @ ref_vectors.T  # [samples, items]
+    for s, score, row in zip(samples, f1, cosines.tolist()):
+        others = [row[i] for i in metrics.distractors(len(references), s.item, DISTRACTORS, seed)]
+        # A definition that says the word it defines names it for free; the stand-in string
+        # is what a learner's definition could say, the real word what the oracle's could.
+        said = s.word if s.learner == ORACLE else NONCE
+        s.scores = {
+            "bertscore_f1": score,
+            "rouge_l": metrics.rouge_l(s.reference, s.definition),
+            "identified": float(metrics.identified(row[s.item], others)),
+            "degenerate": float(metrics.degenerate(s.definition, said)),
+        }
+
+
+def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) -> list[Result]:
+    """One row per (learner, k): mean scores, gap closed towards the oracle, the samples."""
+    groups: dict[tuple[str, int], list[Sample]] = defaultdict(list)
+    for s in samples:
+        groups[s.learner, s.shots].append(s)
+    means = {key: _means(group) for key, group in groups.items()}
     results = []
     for k in options.shots:
-        for learner in options.learners:
-            pairs = outputs[learner, k]
-            refs, preds = [p[0] for p in pairs], [p[1] for p in pairs]
-            f1 = scorer.f1(refs, preds)
-            scores = {
-                "bertscore_f1": sum(f1) / len(f1) if f1 else float("nan"),
-                "rouge_l": _mean([metrics.rouge_l(r, p) for r, p in pairs]),
-            }
-            config = {**describe_config(learner, options), "bertscore": scorer.config.record()}
-            results.append(Result(learner, k, len(pairs), scores, config))
+        for learner in (*options.learners, ORACLE):
+            if (learner, k) not in groups:
+                continue
+            scores = dict(means[learner, k])
+            if (CENTROID, k) in means and (ORACLE, k) in means:
+                for metric in ("identified", "bertscore_f1"):
+                    scores[f"gap_closed_{metric}"] = metrics.gap_closed(
+                        scores[metric], means[CENTROID, k][metric], means[ORACLE, k][metric]
+                    )
+            config = {**_described(learner, options), "bertscore": scorer.config.record()}
+            config["decoding"] = DEFAULT_DECODING.record()
+            group = groups[learner, k]
+            results.append(
+                Result(learner, k, len(group), scores, config, samples=[s.record() for s in group])
+            )
     return results
+
+
+def run_defgen(options: RunOptions) -> list[Result]:
+    lm = load_lm(options.lm, options.device)
+    scorer = BertScorer(BertScoreConfig(), device=str(lm.device))
+    items = load_items(options)
+    samples = generate_samples(options, items, lm)
+    score_samples(samples, [item.definition for item in items], scorer, options.seed)
+    return summarise(samples, options, scorer)
+
+
+def _described(learner: str, options: RunOptions) -> dict:
+    """A row's settings: the learner's config, or what the oracle is."""
+    return describe_config(learner, options) if learner != ORACLE else {"label": "real word"}
+
+
+def _means(group: list[Sample]) -> dict[str, float]:
+    return {m: _mean([s.scores[m] for s in group]) for m in group[0].scores}
 
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def judge(f1_a: float, f1_b: float, margin: float) -> str:
-    """The reference-based verdict: 'a' or 'b' if its F1 is higher by more than `margin`."""
-    if f1_a - f1_b > margin:
+@dataclass(frozen=True)
+class Verdict:
+    """What the automatic judge saw in one definition."""
+
+    margin: float  # cos(own reference) - max cos(29 other references): > 0 means identified
+    degenerate: bool
+
+
+def judge(a: Verdict, b: Verdict, tie_margin: float) -> str:
+    """A reader's verdict, automated: a degenerate definition loses to a usable one (both
+    degenerate: 'both_bad'); otherwise the one that singles out its own reference by the
+    wider margin wins, a difference within `tie_margin` is a tie."""
+    if a.degenerate or b.degenerate:
+        return "both_bad" if a.degenerate and b.degenerate else ("b" if a.degenerate else "a")
+    if a.margin - b.margin > tie_margin:
         return "a"
-    if f1_b - f1_a > margin:
+    if b.margin - a.margin > tie_margin:
         return "b"
     return "tie"
 
@@ -84,27 +183,52 @@ def default_db() -> str:
 
 
 def run_tournament(options: RunOptions) -> list[Result]:
-    from demo.ratings import leaderboard
-    from demo.store import AutoVote, Item, VoteStore
+    from demo.store import AutoVote, Item
 
     if len(options.learners) < 2:
         raise ValueError("the tournament needs at least two learners")
     lm = load_lm(options.lm, options.device)
     scorer = BertScorer(BertScoreConfig(), device=str(lm.device))
+    items = load_items(options)
+    ref_vectors = scorer.sentence_vectors([item.definition for item in items])  # [items, d]
     rng = random.Random(options.seed)
     votes = []
-    for item in load_items(options):
-        pair = tuple(rng.sample(list(options.learners), 2))
+    for number, item in enumerate(items):
+        pair = tuple(rng.sample([*options.learners, ORACLE], 2))
         k = rng.choice(
             [k for k in options.shots if k <= len(item.examples)] or [len(item.examples)]
         )
         examples = examples_for(item.examples[:k])
-        found = define(lm, learn_each(lm, pair, NONCE, examples, options), options.max_new_tokens)
-        texts = [metrics.first_sentence(d.text) for d in found]
-        f1_a, f1_b = scorer.f1([item.definition] * 2, texts)
-        verdict = judge(f1_a, f1_b, options.tie_margin)
+        texts = [_battle_definition(lm, name, item, examples, options) for name in pair]
+        cosines = (scorer.sentence_vectors(texts) @ ref_vectors.T).tolist()  # [2, items]
+        others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
+        a, b = (
+            Verdict(
+                row[number] - max(row[i] for i in others),
+                metrics.degenerate(text, item.word if name == ORACLE else NONCE),
+            )
+            for name, text, row in zip(pair, texts, cosines)
+        )
         seen = Item(NONCE, tuple(ex.text for ex in examples))
-        votes.append(AutoVote(seen, *pair, *texts, lm=lm.name, vote=verdict, annotator=JUDGE))
+        vote = judge(a, b, options.tie_margin)
+        votes.append(AutoVote(seen, *pair, *texts, lm=lm.name, vote=vote, annotator=JUDGE))
+    return _tournament_results(votes, options)
+
+
+def _battle_definition(lm, name: str, item, examples, options: RunOptions) -> str:
+    """One side's definition: a learner's from the examples, or the oracle's."""
+    if name == ORACLE:
+        found = define_known(lm, [item.word], options.max_new_tokens)
+    else:
+        learned = learn_each(lm, (name,), NONCE, examples, options)
+        found = define(lm, learned, options.max_new_tokens)
+    return first_sentence(found[0].text)
+
+
+def _tournament_results(votes: list, options: RunOptions) -> list[Result]:
+    from demo.ratings import leaderboard
+    from demo.store import VoteStore
+
     store = VoteStore.open(options.db or default_db())
     try:
         store.record_auto_votes(votes)
@@ -126,7 +250,7 @@ def run_tournament(options: RunOptions) -> list[Result]:
                 "ci_high": row.ci_high,
                 "rank": row.rank,
             },
-            {**describe_config(row.learner, options), **settings},
+            {**_described(row.learner, options), **settings},
         )
         for row in board.rows
     ]

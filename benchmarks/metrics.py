@@ -130,12 +130,39 @@ def accuracy(golds: Sequence[object], preds: Sequence[object]) -> float:
     return sum(g == p for g, p in zip(golds, preds, strict=True)) / len(golds)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+def repeats_ngram(words: Sequence[str], n: int = 3) -> bool:
+    """Whether some word n-gram occurs twice in `words` (a loop, the commonest failure)."""
+    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+    return len(grams) != len(set(grams))
 
 
-def first_sentence(text: str) -> str:
-    """The text up to its first sentence end ('.', '!' or '?' then space, or a newline).
+def degenerate(definition: str, word: str) -> bool:
+    """A definition no reader can use: empty, saying the defined word (or an inflection of
+    it) again, or repeating a word 3-gram."""
+    from backends.nonce_lm import word_pattern
 
-    DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et al. 2024).
-    """
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip()
+    said = tokens(definition)
+    return not said or bool(word_pattern(word).search(definition)) or repeats_ngram(said, 3)
+
+
+def identified(own: float, others: Sequence[float]) -> bool:
+    """Whether a definition is closer to its own reference than to every other one:
+    could a reader tell which of the words it defines? (ties count against it)."""
+    return all(own > other for other in others)
+
+
+def distractors(n_items: int, item: int, n: int, seed: int) -> list[int]:
+    """`n` other item indices for `item`, drawn without replacement, seeded per item, so
+    every learner and every run face the same line-up."""
+    import random
+
+    others = [i for i in range(n_items) if i != item]
+    return random.Random(seed * 1_000_003 + item).sample(others, min(n, len(others)))
+
+
+def gap_closed(learner: float, centroid: float, oracle: float) -> float:
+    """Share of the centroid-to-oracle gap a learner closes: (learner - centroid) / (oracle -
+    centroid); nan when the oracle is no better than the centroid."""
+    if any(math.isnan(v) for v in (learner, centroid, oracle)) or oracle <= centroid:
+        return math.nan
+    return (learner - centroid) / (oracle - centroid)

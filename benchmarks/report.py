@@ -81,7 +81,7 @@ def _config_label(row: dict) -> str:
 
 def table(rows: list[dict]) -> list[str]:
     """A Markdown table over the union of the rows' keys (config reduced to its label)."""
-    columns = list(dict.fromkeys(k for row in rows for k in row if k != "config"))
+    columns = list(dict.fromkeys(k for row in rows for k in row if k not in ("config", "samples")))
     if any(_config_label(r) for r in rows):
         columns.append("config")
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -99,7 +99,10 @@ HEADLINE_COLUMNS = (
     ("chimera", 6, "spearman", "L6 ρ"),
     ("nonce", 1, "mrr", "Nonce MRR"),
     ("nonce", 1, "median_rank", "median rank"),
-    ("defgen", 1, "bertscore_f1", "DefGen BERTScore k=1"),
+    ("defgen", 1, "identified", "DefGen identified k=1"),
+    ("defgen", 3, "identified", "k=3"),
+    ("defgen", 3, "degenerate", "degenerate k=3"),
+    ("defgen", 1, "bertscore_f1", "BERTScore k=1"),
     ("defgen", 3, "bertscore_f1", "k=3"),
     ("defgen", 1, "rouge_l", "ROUGE-L k=1"),
     ("defgen", 3, "rouge_l", "k=3"),

@@ -25,6 +25,9 @@ class Result:
     metrics: dict[str, float]  # metric name -> value (see the task's declared metrics)
     config: dict = field(default_factory=dict)  # learner settings and scoring choices
     case: str = ""  # perf only: what was measured
+    # Per-item outputs (DefGen: each definition and its scores), as lm-evaluation-harness
+    # keeps samples, so a reader can see what a learner said, not only the means.
+    samples: list[dict] = field(default_factory=list)
 
     def record(self) -> dict:
         row: dict = {"learner": self.learner, "shots": self.shots, "n": self.n}
@@ -33,6 +36,8 @@ class Result:
         row.update({k: _rounded(v) for k, v in self.metrics.items()})
         if self.config:
             row["config"] = self.config
+        if self.samples:
+            row["samples"] = self.samples
         return row
 
 

@@ -33,9 +33,9 @@ class RunOptions:
     device: str = "auto"
     shots: tuple[int, ...] = (1, 2, 3)
     limit: int | None = None  # first N items per data file
-    # Token tuning in benchmark runs: CoLLEGe's TT-N with N = 2 and Lampinen & McClelland's
-    # lr 0.01 (a step costs 1-3 s per item on 2 CPU cores; the app default is 20 steps).
-    tt_steps: int = 2
+    # Token tuning in benchmark runs: the app's default steps and Lampinen & McClelland's
+    # lr 0.01 (a step costs about 2 s per item on 2 CPU cores).
+    tt_steps: int = TokenTuningConfig().steps
     tt_lr: float = 0.01
     max_new_tokens: int = 32  # definition length cap (generation stops at a sentence end)
     seed: int = 0

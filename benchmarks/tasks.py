@@ -42,6 +42,15 @@ MRR = Metric("mrr", True, "mean reciprocal rank of the gold word among the candi
 MEDIAN_RANK = Metric("median_rank", False, "median rank of the gold word")
 BERTSCORE = Metric("bertscore_f1", True, "BERTScore F1 vs the reference (local encoder)")
 ROUGE = Metric("rouge_l", True, "ROUGE-L F1 vs the reference")
+IDENTIFIED = Metric(
+    "identified", True, "share of definitions closer to their own reference than to 29 others"
+)
+DEGENERATE = Metric(
+    "degenerate", False, "share of definitions empty, saying the word, or repeating a 3-gram"
+)
+GAP_CLOSED = Metric(
+    "gap_closed_identified", True, "(learner - centroid) / (oracle - centroid), identification"
+)
 ACCURACY = Metric("accuracy", True, "fraction of items whose gold candidate scored highest")
 CHANCE = Metric("chance", True, "expected accuracy of a random pick (1 / candidates)")
 ELO = Metric("elo", True, "online Elo (init 1000, K 4) over this run's automatic votes")
@@ -69,10 +78,11 @@ TASKS: dict[str, Task] = {
         ),
         Task(
             "defgen",
-            "DefGen: generated definition (first sentence) vs the WordNet gloss, 1-3 shots",
+            "DefGen: generated definition (first sentence) vs the WordNet gloss, 1-3 shots, "
+            "with the oracle (the real word) as the ceiling",
             (str(data.SETS_DIR / "defgen.dev.jsonl"),),
-            (BERTSCORE, ROUGE),
-            1,
+            (IDENTIFIED, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
+            2,
             "benchmarks.defgen:run_defgen",
         ),
         Task(
@@ -85,10 +95,11 @@ TASKS: dict[str, Task] = {
         ),
         Task(
             "tournament",
-            "Automatic Elo tournament on DefGen items, judged by BERTScore F1 to the reference",
+            "Automatic Elo tournament on DefGen items, the oracle included; a degenerate "
+            "definition loses, else the one that better identifies its reference wins",
             (str(data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
-            1,
+            2,
             "benchmarks.defgen:run_tournament",
         ),
         Task(

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
+from backends.learners.lm_reader import ReaderConfig, soft_guess
 from backends.nonce_lm import NonceLM, word_pattern
 
 log = logging.getLogger(__name__)
@@ -215,19 +216,35 @@ class ConceptState:
         return self.generator.heads(self.sum / self.count)
 
 
+@dataclass(frozen=True)
+class CollegeConfig:
+    # The trained generator's folder (assets/college/<encoder>__<lm>).
+    path: Path = DEFAULT_PATH
+    # Share of the frozen LM's own reading (backends/learners/lm_reader.py) in the new
+    # vectors: 0 is the paper's generator alone. Chosen on DefGen dev (model card).
+    lm_reader_weight: float = 0.5
+    reader: ReaderConfig = ReaderConfig()
+    device: str = "cpu"
+
+    def __post_init__(self):
+        if not 0 <= self.lm_reader_weight <= 1:
+            raise ValueError(f"lm_reader_weight={self.lm_reader_weight}: choose 0..1")
+
+
 class CollegeLearner(Learner):
     name = "college"
     paper = "Teehan, Lake & Ren 2024 (CoLLEGe)"
 
-    def __init__(self, path: str | Path | None = None, device: str = "cpu"):
-        self.path = Path(path) if path is not None else DEFAULT_PATH
-        self.device = device
+    def __init__(self, config: CollegeConfig | None = None):
+        self.config = config or CollegeConfig()
+        self.path = Path(self.config.path)
+        self.device = self.config.device
         self._generator: CollegeGenerator | None = None
         self._encoder = None
 
     @classmethod
     def from_pretrained(cls, path: str | Path, device: str = "cpu") -> CollegeLearner:
-        learner = cls(path, device)
+        learner = cls(CollegeConfig(path=Path(path), device=device))
         learner.generator  # noqa: B018 - load now, so a missing asset fails here
         return learner
 
@@ -253,5 +270,19 @@ class CollegeLearner(Learner):
                 f"{self.generator.config.lm!r}; the LM {lm.name!r} is {lm.dim}-d"
             )
         vin, vout = self.concept(word).add(examples).embedding()
-        info = {"norm_in": float(vin.norm()), "norm_out": float(vout.norm()), "k": len(examples)}
+        guess = None
+        if self.config.lm_reader_weight > 0:
+            guess = soft_guess(lm, word, examples, self.config.reader)
+        if guess is not None:  # blend in the LM's reading; the generator fixes the lengths
+            w = self.config.lm_reader_weight
+            guess = guess.to(vin)
+            vin, vout = self.generator.fix_lengths(
+                w * guess + (1 - w) * vin, w * guess + (1 - w) * vout
+            )
+        info = {
+            "norm_in": float(vin.norm()),
+            "norm_out": float(vout.norm()),
+            "k": len(examples),
+            "lm_reader": guess is not None,
+        }
         return NonceEmbedding(self.name, word, vin.to(lm.device), vout.to(lm.device), info=info)

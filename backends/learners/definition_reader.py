@@ -21,6 +21,14 @@ from backends.learners.centroid import context_token_ids
 log = logging.getLogger(__name__)
 
 
+# Shown with the definition when the reader had nothing to read but the word itself.
+SPELLING_ONLY = (
+    "This learner reads a definition, not example sentences: with no definition hint and "
+    "no WordNet entry it read only the word's spelling, so its definition is a guess from "
+    "how the word looks. Type a definition hint to see what it can do."
+)
+
+
 @dataclass(frozen=True)
 class DefinitionReaderConfig:
     # Read WordNet glosses of the word's lemma (a made-up word usually has none).
@@ -74,7 +82,10 @@ class DefinitionReaderLearner(Learner):
             raise ValueError(f"nothing to read for {word!r}: give a definition")
         vin = self._pool(lm, lm.input_matrix, token_lists, "input")
         vout = vin.clone() if lm.tied else self._pool(lm, lm.output_matrix, token_lists, "output")
-        return NonceEmbedding(self.name, word, vin, vout, info={"sources": sorted(sources)})
+        info = {"sources": sorted(sources)}
+        if not {"definition", "wordnet"} & set(sources):
+            info["note"] = SPELLING_ONLY
+        return NonceEmbedding(self.name, word, vin, vout, info=info)
 
     @torch.no_grad()
     def _pool(self, lm, matrix, token_lists, space) -> torch.Tensor:

@@ -7,7 +7,15 @@ import math
 import pytest
 import torch
 
-from backends.decoding import GREEDY, Decoding, adjust, blocked_tokens, pick, sampler
+from backends.decoding import (
+    GREEDY,
+    Decoding,
+    TokenForms,
+    adjust,
+    blocked_tokens,
+    pick,
+    sampler,
+)
 from backends.learners.base import NonceEmbedding
 
 
@@ -64,3 +72,20 @@ def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
     ids = tiny_lm.encode(controlled.raw, bos=False)
     trigrams = [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
     assert len(trigrams) == len(set(trigrams))
+
+
+def test_token_forms_group_spellings_of_one_word():
+    forms = TokenForms.of_vocabulary(["the", "▁the", "▁The", "cat", "▁cat", ","])
+    assert forms.form_of(2) == forms.form_of(0) == 0
+    assert forms.tokens_of(forms.form_of(4)) == [3, 4]
+    assert forms.form_of(99) == 99 and forms.tokens_of(99) == [99]  # a nonce id
+
+
+def test_no_repeat_rule_compares_word_forms():
+    # "▁the cat , the": another token of the same word "the"; a "cat" now would repeat
+    # the word bigram "the cat", though no token bigram repeats.
+    forms = TokenForms.of_vocabulary(["the", "▁the", "cat", ","])
+    logprobs = torch.zeros(4)
+    out = adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2), forms)
+    assert out[2] == float("-inf")
+    assert torch.equal(adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2)), logprobs)

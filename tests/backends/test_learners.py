@@ -1,6 +1,8 @@
 """Every learner on the tiny LM: the shared result shape, distinct vectors, and the effect
 each paper claims (token tuning lowers its loss, the cache raises the word's probability)."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -57,6 +59,18 @@ def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
     assert emb.info["loss_after"] < emb.info["loss_before"]
 
 
+def test_token_tuning_keeps_the_vectors_at_the_lms_row_length(tiny_lm):
+    from backends.learners.base import mean_norms
+
+    loud = TokenTuningConfig(steps=10, lr=0.5, replay_per_step=0)
+    emb = TokenTuningLearner(loud).learn(tiny_lm, "wug", EXAMPLES)
+    norm_in, norm_out = mean_norms(tiny_lm)
+    assert float(emb.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
+    assert float(emb.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
+    free = TokenTuningLearner(replace(loud, keep_row_norm=False)).learn(tiny_lm, "wug", EXAMPLES)
+    assert float(free.input_vector.norm()) > 2 * norm_in  # what the projection prevents
+
+
 def test_token_tuning_rejects_absurd_settings():
     with pytest.raises(ValueError, match="steps"):
         TokenTuningConfig(steps=10**9)
@@ -82,6 +96,14 @@ def test_definition_reader_reads_a_given_definition(tiny_lm):
     a = load_learner("definition_reader").learn(tiny_lm, "wug", EXAMPLES, "a small bird")
     b = load_learner("definition_reader").learn(tiny_lm, "wug", EXAMPLES, "a big horse")
     assert "definition" in a.info["sources"] and not torch.allclose(a.input_vector, b.input_vector)
+    assert "note" not in a.info
+
+
+def test_definition_reader_says_when_it_read_only_the_spelling(tiny_lm):
+    from backends.learners.definition_reader import SPELLING_ONLY
+
+    emb = load_learner("definition_reader").learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.info["sources"] == ["spelling"] and emb.info["note"] == SPELLING_ONLY
 
 
 def test_define_batches_every_learner_into_one_generation(tiny_lm):
@@ -95,6 +117,9 @@ def test_first_sentence():
     assert first_sentence(" a small bird. It sings.") == "a small bird."
     assert first_sentence("a bird\nthat sings") == "a bird"
     assert first_sentence("no end") == "no end"
+    assert first_sentence("3.5 metres long. Yes") == "3.5 metres long."
+    assert first_sentence('"a thought." It is a concept') == '"a thought."'
+    assert first_sentence("a hill (or mound.) Then") == "a hill (or mound.)"
 
 
 def test_replay_shortcut_equals_the_full_forward_pass(tiny_lm):

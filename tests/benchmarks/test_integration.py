@@ -39,6 +39,13 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
             {"learner", "shots", "n"} <= set(r) for r in record["results"]
         )
         assert task in capsys.readouterr().out
+    defgen = json.loads((tmp_path / "defgen.json").read_text())["results"]
+    assert {r["learner"] for r in defgen} >= {"centroid", "college", "oracle"}
+    for row in defgen:  # each definition is kept, with the reader's scores
+        assert len(row["samples"]) == row["n"] == 2
+        assert {"word", "definition", "identified", "degenerate"} <= set(row["samples"][0])
+        assert 0 <= row["identified"] <= 1 and 0 <= row["degenerate"] <= 1
+    assert "gap_closed_identified" in defgen[0]
     chimera = json.loads((tmp_path / "chimera.json").read_text())["results"]
     assert {r["shots"] for r in chimera} == {2, 4, 6}
 

@@ -7,7 +7,6 @@ import pytest
 from benchmarks.metrics import (
     accuracy,
     average_ranks,
-    first_sentence,
     lcs_length,
     median_rank,
     mrr,
@@ -104,8 +103,41 @@ def test_accuracy():
         accuracy([1], [1, 2])
 
 
-def test_first_sentence():
-    assert first_sentence(" a small dog. It barks! ") == "a small dog."
-    assert first_sentence("a tool used for cutting\nmore text") == "a tool used for cutting"
-    assert first_sentence("no end") == "no end"
-    assert first_sentence("3.5 metres long. Yes") == "3.5 metres long."
+def test_degenerate_definitions_are_empty_say_the_word_or_loop():
+    from benchmarks.metrics import degenerate, repeats_ngram
+
+    assert degenerate("", "dax")
+    assert degenerate("a small dax that sings.", "dax")
+    assert degenerate("the daxes of a bird.", "dax")  # an inflection says it too
+    assert degenerate('a "group of people" or "group of people".', "dax")
+    assert not degenerate("a small bird that sings at night.", "dax")
+    assert not degenerate("a dachshund.", "dax")  # another word sharing letters
+    assert repeats_ngram(["a", "b", "c", "a", "b", "c"], 3)
+    assert not repeats_ngram(["a", "b", "a", "c", "b"], 3)
+
+
+def test_identified_only_when_closer_than_every_distractor():
+    from benchmarks.metrics import identified
+
+    assert identified(0.9, [0.1, 0.5, 0.89])
+    assert not identified(0.5, [0.1, 0.6])
+    assert not identified(0.5, [0.5])  # a tie does not identify
+
+
+def test_distractors_are_seeded_per_item_and_exclude_the_item():
+    from benchmarks.metrics import distractors
+
+    drawn = distractors(200, 7, 29, seed=0)
+    assert len(drawn) == len(set(drawn)) == 29 and 7 not in drawn
+    assert drawn == distractors(200, 7, 29, seed=0)
+    assert drawn != distractors(200, 8, 29, seed=0)
+    assert distractors(5, 0, 29, seed=0) != [] and len(distractors(5, 0, 29, seed=0)) == 4
+
+
+def test_gap_closed_is_the_share_of_the_centroid_to_oracle_gap():
+    from benchmarks.metrics import gap_closed
+
+    assert gap_closed(0.5, 0.2, 0.8) == pytest.approx(0.5)
+    assert gap_closed(0.2, 0.2, 0.8) == 0
+    assert gap_closed(0.1, 0.2, 0.8) == pytest.approx(-1 / 6)
+    assert math.isnan(gap_closed(0.5, 0.8, 0.8))

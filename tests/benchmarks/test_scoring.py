@@ -10,7 +10,7 @@ from backends.learners import NonceEmbedding
 from benchmarks import metrics
 from benchmarks.bertscore import greedy_f1
 from benchmarks.cloze import pick, sentence_rows, sentence_scores
-from benchmarks.defgen import judge
+from benchmarks.defgen import Verdict, judge
 from benchmarks.vectors import cosines, normalise, reference_vectors
 from benchmarks.word_tasks import chimera_level, chimera_rho, gold_rank, nanmean
 
@@ -77,11 +77,26 @@ def test_greedy_f1_hand_worked():
 
 
 @pytest.mark.parametrize(
-    ("f1_a", "f1_b", "verdict"),
-    [(0.80, 0.70, "a"), (0.70, 0.80, "b"), (0.705, 0.70, "tie"), (0.70, 0.70, "tie")],
+    ("a", "b", "verdict"),
+    [
+        (Verdict(0.10, False), Verdict(0.00, False), "a"),
+        (Verdict(-0.2, False), Verdict(0.05, False), "b"),
+        (Verdict(0.105, False), Verdict(0.10, False), "tie"),
+        (Verdict(0.30, True), Verdict(-0.5, False), "b"),  # a loop loses to anything usable
+        (Verdict(0.30, True), Verdict(0.30, True), "both_bad"),
+    ],
 )
-def test_judge_margin(f1_a, f1_b, verdict):
-    assert judge(f1_a, f1_b, margin=0.01) == verdict
+def test_judge_prefers_usable_then_identifiable(a, b, verdict):
+    assert judge(a, b, tie_margin=0.01) == verdict
+
+
+def test_sentence_vectors_are_unit_mean_pooled_token_embeddings(tiny_scorer):
+    refs = ["a small bird that sings at dawn", "an engine part made of steel"]
+    vectors = tiny_scorer.sentence_vectors([*refs, ""])
+    assert torch.allclose(vectors[:2].norm(dim=-1), torch.ones(2), atol=1e-5)
+    assert float(vectors[2].norm()) == 0.0  # an empty definition matches nothing
+    pooled = torch.nn.functional.normalize(tiny_scorer.embed(refs[:1])[0].mean(0), dim=0)
+    assert torch.allclose(vectors[0], pooled, atol=1e-6)
 
 
 # --- cloze -------------------------------------------------------------------------------
