@@ -116,20 +116,28 @@ def wordnet_sentences(use_glosses: bool) -> list[tuple[str, str]]:
     return pairs
 
 
-def sense_glosses(sentences: dict[str, list[str]]) -> dict[tuple[str, str], str]:
+def sense_glosses(
+    sentences: dict[str, list[str]], excluded: set[str] = frozenset()
+) -> dict[tuple[str, str], str]:
     """(word, usage example) -> the gloss of the synset the example illustrates.
 
     The definition-probe episodes' queries (`training.college`): support "a desert
     nomad's austere life" pairs with 'The word "austere" is defined as practicing great
     self-denial.' Only the gloss's first clause (up to ';') is kept, as a definition's
-    first sentence; a gloss that uses the word itself defines nothing and is skipped."""
+    first sentence; a gloss that uses the word itself defines nothing and is skipped.
+    A synset that holds an evaluation word (`excluded`, or an inflection of one) gives
+    no target at all: its gloss is that word's reference definition too ("mind" is a
+    training word's synonym in head.n.02), and training on it would leak the answer."""
     from backends.lexicon import wordnet
 
     wanted = {(w, s) for w, ss in sentences.items() for s in ss}
     glosses = {}
     for synset in wordnet().all_synsets():
         gloss = synset.definition().split(";")[0].strip()
-        for name in {n.lower() for n in synset.lemma_names()}:
+        lemmas = {n.lower() for n in synset.lemma_names()}
+        if any(is_excluded(n, excluded) for n in lemmas):
+            continue
+        for name in lemmas:
             if not gloss or word_pattern(name).search(gloss):
                 continue
             for text in synset.examples():

@@ -48,3 +48,19 @@ def test_a_usage_example_pairs_with_its_own_senses_gloss():
     )
     assert ("austere", "not a WordNet example of austere") not in glosses
     assert ("run", "Who's running for treasurer this year?") not in glosses
+
+
+def test_no_definition_target_comes_from_a_synset_holding_an_evaluation_word():
+    from backends.lexicon import wordnet
+    from benchmarks.data import excluded_words
+    from training.corpus import sense_glosses
+
+    # agile.s.01 holds "agile" (a training word) and "quick", an evaluation word: its
+    # gloss "moving quickly and lightly" would teach the answer for "quick".
+    excluded = excluded_words()
+    assert "quick" in excluded and "agile" not in excluded
+    corpus = {"agile": ["sleek and agile as a gymnast"]}
+    assert sense_glosses(corpus) == {
+        ("agile", "sleek and agile as a gymnast"): wordnet().synset("agile.s.01").definition()
+    }
+    assert sense_glosses(corpus, excluded) == {}
