@@ -221,8 +221,10 @@ class CollegeConfig:
     # The trained generator's folder (assets/college/<encoder>__<lm>).
     path: Path = DEFAULT_PATH
     # Share of the frozen LM's own reading (backends/learners/lm_reader.py) in the new
-    # vectors: 0 is the paper's generator alone. Chosen on DefGen dev (model card).
-    lm_reader_weight: float = 0.5
+    # vectors: 0 is the paper's generator alone; at 1 the generator proposes candidate
+    # words and is the answer only where the LM reader has nothing to read. Chosen on
+    # DefGen dev (model card, "The LM as a second reader").
+    lm_reader_weight: float = 1.0
     reader: ReaderConfig = ReaderConfig()
     device: str = "cpu"
 
@@ -272,7 +274,8 @@ class CollegeLearner(Learner):
         vin, vout = self.concept(word).add(examples).embedding()
         guess = None
         if self.config.lm_reader_weight > 0:
-            guess = soft_guess(lm, word, examples, self.config.reader)
+            # The generator proposes words, the LM reads every example with each in place
+            guess = soft_guess(lm, word, examples, self.config.reader, proposal=vin)
         if guess is not None:  # blend in the LM's reading; the generator fixes the lengths
             w = self.config.lm_reader_weight
             guess = guess.to(vin)

@@ -31,15 +31,17 @@ from backends.nonce_lm import NonceLM, word_pattern
 
 @dataclass(frozen=True)
 class ReaderConfig:
-    # Temperature of the pooled distribution (< 1 sharpens it towards the top guess).
-    temperature: float = 1.0
-    # Candidate words kept (the rest of the 262k-token tail is noise that only blurs).
-    top_m: int = 50
-    # Right context read per example, in tokens (0 = left context only): each of the
-    # top `rerank` candidates is put in the word's place and scored by how well the LM
-    # predicts the next `right_tokens` tokens, in one batch.
-    right_tokens: int = 0
-    rerank: int = 16
+    # Temperature of the candidates' pooled scores (< 1 sharpens towards the top guess).
+    temperature: float = 0.5
+    # Candidates taken from the pooled slot distribution (its 262k-token tail only blurs).
+    from_slot: int = 16
+    # Candidates taken from a proposal vector's nearest words (the CoLLEGe generator's):
+    # an example that starts with the word gives the slot nothing to go on.
+    from_proposal: int = 8
+    # Right context read per example, in tokens (0 = left context only): every candidate
+    # is put in the word's place and scored on how well the LM then predicts the tokens
+    # that follow, in one batch.
+    right_tokens: int = 4
 
 
 def word_tokens(lm: NonceLM) -> torch.Tensor:
@@ -81,47 +83,71 @@ def slot_logprobs(lm: NonceLM, prefixes: list[list[int]]) -> torch.Tensor:
 
 @torch.no_grad()
 def soft_guess(
-    lm: NonceLM, word: str, examples: list[Example], config: ReaderConfig = ReaderConfig()
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    config: ReaderConfig = ReaderConfig(),
+    proposal: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
-    """[d] expected input-embedding row under the pooled, word-only distribution, or None
-    when no example has left context."""
+    """[d] expected input-embedding row over the candidate words, each scored by the LM
+    on every example (left: the slot's log-probability; right: the context that follows);
+    None when the examples leave nothing to read."""
+    parts = split_at_word(lm, word, examples)
     prefixes = left_contexts(lm, word, examples)
-    if not prefixes:
+    words = word_tokens(lm)
+    left = torch.zeros(lm.vocab_size, device=lm.device)
+    candidates = []
+    if prefixes:
+        left = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
+        candidates += (
+            left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
+        )
+    if proposal is not None and config.from_proposal:
+        candidates += nearest_words(lm, proposal, config.from_proposal).tolist()
+    candidates = list(dict.fromkeys(candidates))  # [n], first occurrence kept
+    if not candidates or not (prefixes or config.right_tokens):
         return None
-    pooled = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
-    pooled = pooled.masked_fill(~word_tokens(lm), float("-inf"))
-    values, indices = pooled.topk(config.top_m)  # [M]
+    index = torch.tensor(candidates, device=lm.device)
+    scores = left[index]
     if config.right_tokens > 0:
-        n = min(config.rerank, config.top_m)
-        right = right_scores(lm, split_at_word(lm, word, examples), indices[:n], config)
-        values = torch.cat([values[:n] + right, values[n:] + right.min()])
-    weights = torch.softmax(values / config.temperature, dim=-1)  # [M]
-    rows = lm.input_matrix[indices].float()  # [M, d]
-    return weights @ rows
+        scores = scores + right_scores(lm, parts, index, config)
+    weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
+    return weights @ lm.input_matrix[index].float()
+
+
+def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:
+    """[n] ids of the whole-word tokens whose input rows are most cosine-similar to `vector`."""
+    rows = lm.memo("unit_input_rows", lambda: F.normalize(lm.input_matrix.float(), dim=-1))
+    cosines = rows @ F.normalize(vector.float().to(rows.device), dim=0)  # [V]
+    return cosines.masked_fill(~word_tokens(lm), float("-inf")).topk(n).indices
 
 
 @torch.no_grad()
 def right_scores(
     lm: NonceLM, parts: list[tuple], candidates: torch.Tensor, config: ReaderConfig
 ) -> torch.Tensor:
-    """[n] summed log p(next `right_tokens` tokens | left context, candidate) over examples."""
-    seqs, spans = [], []
+    """[n] summed log p(next `right_tokens` tokens | left context, candidate) over examples.
+
+    Per example, the left context is read once and its key/value cache shared by the n
+    candidates, which then read only [candidate, right context]: n x (1 + R) tokens
+    instead of n whole sentences."""
+    from transformers import DynamicCache
+
+    n = len(candidates)
+    total = torch.zeros(n, device=lm.device)
     for before, after in parts:
         after = after[: config.right_tokens]
         if not after:
             continue
-        for c in candidates.tolist():
-            seqs.append([*before, c, *after])
-            spans.append(len(after))
-    if not seqs:
-        return torch.zeros(len(candidates), device=candidates.device)
-    ids, mask = lm.pad(seqs, left=True)  # left padding: every row ends at the last column
-    width = max(spans)
-    hidden = lm.hidden(ids, mask, None).last_hidden_state[:, -width - 1 : -1]  # [S, w, d]
-    logprobs = F.log_softmax(lm.logits(hidden, None).float(), dim=-1)  # [S, w, V]
-    targets = ids[:, -width:]  # [S, w]
-    picked = logprobs.gather(-1, targets[..., None])[..., 0]  # [S, w]
-    lengths = torch.tensor(spans, device=picked.device)[:, None]
-    keep = torch.arange(width, device=picked.device)[None, :] >= width - lengths
-    scores = (picked * keep).sum(-1)  # [S]
-    return scores.view(-1, len(candidates)).sum(0)  # [n]
+        prefix = torch.tensor([before], device=lm.device)  # [1, P]
+        cache = lm.hidden(prefix, torch.ones_like(prefix), None, past=DynamicCache())
+        cache = cache.past_key_values
+        cache.batch_repeat_interleave(n)
+        follow = torch.tensor(after, device=lm.device)  # [R]
+        ids = torch.cat([candidates[:, None], follow.expand(n, -1)], dim=1)  # [n, 1 + R]
+        mask = torch.ones(n, len(before) + ids.shape[1], dtype=torch.long, device=lm.device)
+        positions = torch.arange(len(before), mask.shape[1], device=lm.device).expand(n, -1)
+        hidden = lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
+        logprobs = F.log_softmax(lm.logits(hidden[:, :-1], None).float(), dim=-1)  # [n, R, V]
+        total += logprobs.gather(-1, follow.expand(n, -1)[..., None])[..., 0].sum(-1)
+    return total

@@ -9,6 +9,7 @@ from backends.inputs import Example
 from backends.learners.lm_reader import (
     ReaderConfig,
     left_contexts,
+    nearest_words,
     slot_logprobs,
     soft_guess,
     word_tokens,
@@ -27,12 +28,20 @@ def test_left_contexts_skip_examples_without_one(tiny_lm):
     examples = [Example("wug sang"), Example("the small wug sang"), Example("no word here")]
     prefixes = left_contexts(tiny_lm, "wug", examples)
     assert prefixes == [tiny_lm.encode("the small")]
-    assert soft_guess(tiny_lm, "wug", examples[:1]) is None  # nothing to read
+    # no left context and no proposal: no candidate to read with
+    assert soft_guess(tiny_lm, "wug", examples[:1]) is None
 
 
-def test_soft_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
+def test_proposed_words_are_read_where_the_slot_has_nothing(tiny_lm):
+    bird = tiny_lm.input_matrix[tiny_lm.encode(" bird", bos=False)[0]]
+    guess = soft_guess(tiny_lm, "wug", [Example("wug sang at night")], proposal=bird)
+    assert guess is not None and guess.shape == (tiny_lm.dim,)
+    assert nearest_words(tiny_lm, bird, 1).tolist() == tiny_lm.encode(" bird", bos=False)
+
+
+def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
-    config = ReaderConfig(temperature=0.7, top_m=5)
+    config = ReaderConfig(temperature=0.7, from_slot=5, right_tokens=0)
     guess = soft_guess(tiny_lm, "wug", examples, config)
     pooled = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
     pooled[~word_tokens(tiny_lm)] = float("-inf")
@@ -40,8 +49,23 @@ def test_soft_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(guess, expected, atol=1e-6)
     # a sharp temperature gives the single most expected word's row
-    sharp = soft_guess(tiny_lm, "wug", examples, ReaderConfig(temperature=1e-4, top_m=5))
+    sharp = soft_guess(tiny_lm, "wug", examples, ReaderConfig(1e-4, 5, 0, right_tokens=0))
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
+
+
+def test_right_scores_are_the_log_probability_of_what_follows(tiny_lm):
+    from backends.learners.lm_reader import right_scores, split_at_word
+
+    examples = [Example("the small wug sang at night"), Example("wug sang")]
+    parts = split_at_word(tiny_lm, "wug", examples)
+    candidates = torch.tensor(tiny_lm.encode(" bird dog", bos=False))
+    scores = right_scores(tiny_lm, parts, candidates, ReaderConfig(right_tokens=2))
+    for c, score in zip(candidates.tolist(), scores.tolist()):
+        expected = 0.0
+        for before, after in parts:
+            seq = [*before, c, *after[:2]]
+            expected += float(tiny_lm.token_logprobs([seq])[0][-len(after[:2]) :].sum())
+        assert score == pytest.approx(expected, abs=1e-4)
 
 
 @pytest.mark.integration
@@ -52,7 +76,23 @@ def test_the_real_lm_reads_a_slot_as_the_word_that_fits(real_lm):
         Example("Every morning and every night I brush my dax."),
         Example("The dentist told me to floss between my dax."),
     ]
-    guess = soft_guess(real_lm, "dax", examples, ReaderConfig(temperature=0.5))
+    guess = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=0))
     found = vocabulary_index(real_lm, "input").search(guess, 5)[0]
     words = {n.token.strip().lower() for n in found}
     assert "teeth" in words, words
+
+
+@pytest.mark.integration
+def test_the_right_context_tells_a_fridge_from_an_oven(real_lm):
+    from backends.neighbours import vocabulary_index
+
+    examples = [
+        Example("She opened the dax and took out a cold bottle of milk."),
+        Example("Put the butter back in the dax so it does not melt."),
+    ]
+    index = vocabulary_index(real_lm, "input")
+    left_only = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=0))
+    both = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=4))
+    top = [n.token.strip().lower() for n in index.search(both, 3)[0]]
+    assert "fridge" in top or "refrigerator" in top, top
+    assert index.search(left_only, 1)[0][0].token.strip().lower() not in {"fridge"}
