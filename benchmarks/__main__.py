@@ -49,8 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tt-lr", type=float, default=0.01, help="token tuning learning rate")
     parser.add_argument("--max-new-tokens", type=int, default=32, help="definition length cap")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--db", default=None, help="tournament: vote store path or URL")
-    parser.add_argument("--tie-margin", type=float, default=0.01, help="tournament: F1 tie band")
+    parser.add_argument(
+        "--db", default=None, help="tournament: vote store (default: benchmark-votes.sqlite)"
+    )
+    parser.add_argument("--tie-margin", type=float, default=0.01, help="tournament: tie band")
     parser.add_argument("--skip-cold", action="store_true", help="perf: skip the GGUF conversion")
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
     parser.add_argument("--knn-sizes", type=_ints, default=(10_000, 100_000))

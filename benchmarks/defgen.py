@@ -176,10 +176,11 @@ def judge(a: Verdict, b: Verdict, tie_margin: float) -> str:
 
 
 def default_db() -> str:
-    """The arena's own vote store: NONCE_DB, else <cache dir>/votes.sqlite (demo.settings)."""
-    from demo.settings import load_demo_settings
+    """The benchmarks' own vote store, beside the app's but never the app's: automatic
+    votes are not people's, and a benchmark run must not change the live leaderboard."""
+    from backends.settings import load_settings
 
-    return load_demo_settings().db_target
+    return str(load_settings().cache_dir / "benchmark-votes.sqlite")
 
 
 def run_tournament(options: RunOptions) -> list[Result]:
