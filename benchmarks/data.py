@@ -129,6 +129,16 @@ def load_chimera(level: ChimeraLevel = 2, path: Path | None = None) -> list[Chim
     return items
 
 
+def chimera_sources(path: Path | None = None) -> dict[str, tuple[str, str]]:
+    """Chimera id -> the two real words its passages came from (`sources.dev.tsv`); empty
+    when the file is absent. What an oracle that knows the chimera would average."""
+    path = path if path is not None else SHARED_DATA / "chimeras" / "sources.dev.tsv"
+    if not path.exists():
+        return {}
+    rows = path.read_text(encoding="utf-8").splitlines()[1:]  # header: id, word_1, word_2
+    return {r.split("\t")[0]: tuple(r.split("\t")[1:3]) for r in rows if r.strip()}
+
+
 def load_definitional_nonce(path: Path | None = None) -> list[NonceItem]:
     """Definitional Nonce items (file: word, sentence with `___`)."""
     path = path if path is not None else definitional_nonce_path()

@@ -25,6 +25,9 @@ from benchmarks.vectors import cosines, reference_vectors, unit
 
 log = logging.getLogger(__name__)
 
+ORACLE = "oracle"  # Chimera: the mean of the two source words' reference vectors
+_ORACLE_CONFIG = {"label": "mean of the two source words"}
+
 
 def chimera_rho(similarities: list[float], ratings: list[float]) -> float:
     """Spearman ρ between a learner's similarities to the probes and the human ratings."""
@@ -49,7 +52,11 @@ def chimera_level(path: Path, items: list[data.ChimeraItem]) -> int:
 
 
 def run_chimera(options: RunOptions) -> list[Result]:
+    """Per level, each learner's mean ρ and, where the chimera's two source words are known
+    (`sources.dev.tsv`), the oracle's (the mean of their reference vectors) on the same
+    items with `of_oracle` = learner ρ / oracle ρ beside it."""
     lm = load_lm(options.lm, options.device)
+    sources = data.chimera_sources()
     results = []
     for path in options.data:
         items = data.load_chimera(path=path)
@@ -57,14 +64,27 @@ def run_chimera(options: RunOptions) -> list[Result]:
         rhos: dict[str, list[float]] = defaultdict(list)
         for item in limited(items, options.limit):
             probes = reference_vectors(lm, item.probes)  # [p, d]
-            examples = examples_for(item.examples)
-            for emb in learn_each(lm, options.learners, NONCE, examples, options):
-                sims = cosines(emb.input_vector, probes).tolist()
-                rhos[emb.learner].append(chimera_rho(sims, item.ratings))
-        for learner in options.learners:
+            vectors = {
+                emb.learner: emb.input_vector
+                for emb in learn_each(
+                    lm, options.learners, NONCE, examples_for(item.examples), options
+                )
+            }
+            if item.id in sources:
+                vectors[ORACLE] = reference_vectors(lm, list(sources[item.id])).mean(0)
+            for learner, vector in vectors.items():
+                sims = cosines(vector, probes).tolist()
+                rhos[learner].append(chimera_rho(sims, item.ratings))
+        oracle, _ = nanmean(rhos[ORACLE])
+        for learner in (*options.learners, ORACLE):
+            if not rhos[learner]:
+                continue
             mean, n = nanmean(rhos[learner])
-            config = describe_config(learner, options)
-            results.append(Result(learner, level, n, {"spearman": mean}, config))
+            scores = {"spearman": mean}
+            if rhos[ORACLE] and len(rhos[ORACLE]) == len(rhos[learner]):
+                scores["of_oracle"] = mean / oracle if oracle > 0 else math.nan
+            config = describe_config(learner, options) if learner != ORACLE else _ORACLE_CONFIG
+            results.append(Result(learner, level, n, scores, config))
             log.info("chimera L%d %s: rho %.3f over %d items", level, learner, mean, n)
     return results
 

@@ -107,3 +107,12 @@ def test_excluded_words_cover_all_eval_sets():
         p for level in (2, 4, 6) for i in data.load_chimera(level) for p in i.probes
     } <= excluded
     assert {item.word for item in data.load_defgen()} <= excluded
+
+
+def test_chimera_sources_name_two_words_for_dev_items():
+    sources = data.chimera_sources()
+    items = data.load_chimera(2)
+    known = [item for item in items if item.id in sources]
+    assert known, "sources.dev.tsv should cover the dev items"
+    assert all(len(sources[item.id]) == 2 and all(sources[item.id]) for item in known)
+    assert data.chimera_sources(data.SHARED_DATA / "no-such-file.tsv") == {}

@@ -48,6 +48,8 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     assert "gap_closed_identified" in defgen[0]
     chimera = json.loads((tmp_path / "chimera.json").read_text())["results"]
     assert {r["shots"] for r in chimera} == {2, 4, 6}
+    oracle = [r for r in chimera if r["learner"] == "oracle"]
+    assert len(oracle) == 3 and all(r["of_oracle"] == 1 for r in oracle)
 
     from demo.store import VoteStore
 
