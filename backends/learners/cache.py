@@ -112,6 +112,16 @@ def knn_hook(store: KnnStore, config: CacheConfig, nonce_id: int):
     return hook
 
 
+@torch.no_grad()
+def word_probability(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot, hook) -> float:
+    """Mean probability the LM (with `hook`, if any) gives the new word where it occurs."""
+    nonce = lm.vocab_size
+    logprobs = lm.token_logprobs(seqs, slot, hooks=[hook] * len(seqs) if hook else None)
+    found = [lp[torch.tensor(seq[1:]) == nonce] for lp, seq in zip(logprobs, seqs)]
+    picked = torch.cat([f.cpu() for f in found])
+    return float(picked.exp().mean()) if len(picked) else 0.0
+
+
 class CacheLearner(Learner):
     name = "cache"
     paper = "Grave, Joulin & Cisse 2017 (unbounded cache); Khandelwal et al. 2020 (kNN-LM)"
@@ -132,7 +142,23 @@ class CacheLearner(Learner):
             np.concatenate([np.full(len(word_keys), WORD), bg_values]),
             self.config.store,
         )
-        info = {"stored_word_states": len(word_keys), "store_size": len(store), "index": store.kind}
-        return NonceEmbedding(
-            self.name, word, vin, vout, make_hook=partial(knn_hook, store, self.config), info=info
+        make_hook = partial(knn_hook, store, self.config)
+        slot = NonceSlot(vin[None], vout[None])
+        before, after = (
+            word_probability(lm, seqs, slot, hook) for hook in (None, make_hook(nonce))
         )
+        info = {
+            "stored_word_states": len(word_keys),
+            "store_size": len(store),
+            "index": store.kind,
+            "p_word_without_store": before,
+            "p_word_with_store": after,
+            # What the card shows: the store's effect, as a definition may not show it (the
+            # word may not appear in its own definition, and p_kNN puts most mass there).
+            "note": (
+                f"The kNN store holds {len(word_keys)} state(s) that preceded the word; where "
+                f"the word occurs in its examples it raises the word's probability from "
+                f"{before:.2g} (the LM alone) to {after:.2g}."
+            ),
+        }
+        return NonceEmbedding(self.name, word, vin, vout, make_hook=make_hook, info=info)

@@ -138,3 +138,9 @@ def test_replay_shortcut_equals_the_full_forward_pass(tiny_lm):
     shortcut, count = replay_nll(tiny_lm, states, [0, 1], vout)
     assert float(shortcut) == pytest.approx(full, rel=1e-4)
     assert count == sum(len(tiny_lm.encode(s)) - 1 for s in sentences)
+
+
+def test_cache_reports_how_much_its_store_raises_the_word(tiny_lm):
+    emb = load_learner("cache").learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.info["p_word_with_store"] > emb.info["p_word_without_store"]
+    assert f"{emb.info['p_word_with_store']:.2g}" in emb.info["note"]
