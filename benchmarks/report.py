@@ -32,19 +32,38 @@ shots) over `n` items. Choices that shape the numbers:
   Chimera and Definitional Nonce score the learned *input* vector. `cache`'s input vector
   is the centroid (its knowledge sits in the kNN store), so it equals `centroid` there;
   `prompting`'s is random (its knowledge sits in the prompt).
-- Token tuning runs as TT-2 (2 Adam steps, lr 0.01, L2 0.01, 2 replay sentences per
-  step, initialised at the centroid): CoLLEGe's TT-N with N = 2, as a step costs seconds
-  on a shared 2-core CPU. The app's default is 20 steps.
-- CoLLEGe (`college`) is the shipped generator in `assets/college/` (its model card has the
-  training run). Its training never saw an evaluation word (see `training/corpus.py`); the
-  dev files here were read during training only to log progress.
-- DefGen: first sentence of a greedy generation (<= 32 new tokens) after
-  `The word "dax" is defined as`; BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last),
-  greedy cosine matching, no idf, no baseline rescaling (so unrelated sentences still score
-  well above 0: compare rows with each other); ROUGE-L F1.
-- Tournament: per DefGen item a random pair of learners and a random k in 1..3; the
-  higher BERTScore F1 to the reference wins, a difference <= 0.01 is a tie; online Elo
-  (init 1000, K 4) and Bradley-Terry with 100 bootstrap rounds (95% interval).
+- Token tuning runs at the app's default, TT-4 (4 Adam steps, lr 0.01, L2 0.01, 2
+  replay sentences per step, initialised at the centroid, both vectors put back at the
+  LM's row length after every step). Older rows labelled TT-2 ran 2 steps without that.
+- CoLLEGe (`college`) is the shipped generator in `assets/college/` with the frozen LM as
+  a second reader (`backends/learners/lm_reader.py`; the model card says how). Rows whose
+  config has no `lm_reader_weight` are the generator alone, before the reader. Its
+  training never saw an evaluation word (see `training/corpus.py`); the dev files here
+  were read during training only to log progress.
+- DefGen: first sentence of a generation (<= 32 new tokens) after
+  `The word "dax" is defined as`, decoded as every definition is (greedy, the word banned
+  from its own definition, no repeated word trigram: `backends/decoding.py`). Scores:
+  `identified` (closer, by mean-pooled all-MiniLM-L6-v2 sentence embedding cosine, to its
+  own reference than to each of 29 others drawn from the same file, or to all others when
+  a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word, or
+  repeats a word 3-gram), BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy
+  cosine matching, no idf, no baseline rescaling (unrelated sentences still score well
+  above 0: compare rows with each other), ROUGE-L F1. The `oracle` row is the LM defining
+  the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
+  centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
+- `defgen.test.jsonl` is a held-out test file of our own (100 WordNet words drawn after
+  the dev words, `benchmarks/build_wordnet_sets.py`): nothing was tuned on it, and its
+  words are excluded from any training. Runs on it name the file in their command.
+- DefGen records of task version 1 (greedy decoding without the controls, no
+  identification) were removed when the decoding changed; they are in git history.
+- Tournament: per DefGen item a random pair among the learners and the oracle and a
+  random k in 1..3; a degenerate definition loses to a usable one (both: "both bad"),
+  otherwise the one whose cosine to its own reference beats the best of the 29 others by
+  more wins, a difference <= 0.01 is a tie; online Elo (init 1000, K 4) and
+  Bradley-Terry with 100 bootstrap rounds (95% interval). Task version 1 rows were
+  judged by BERTScore F1 to the reference instead.
+- Chimera: the `oracle` row is the mean of the reference vectors of the two words a
+  chimera was made from (`sources.dev.tsv`); `of_oracle` = a learner's ρ / the oracle's.
 - Definitional Nonce candidates: the 77,636 WordNet single-word lemmas ∪ the gold words.
 - perf: one process measures everything side by side; definitions there are capped at 16
   new tokens; the kNN store holds synthetic hidden-like vectors (640-d, intrinsic

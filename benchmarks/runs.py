@@ -60,9 +60,17 @@ def describe_config(name: str, options: RunOptions) -> dict:
     learner = load_learner(name, learner_config(name, options))
     config = getattr(learner, "config", None)
     settings = dataclasses.asdict(config) if dataclasses.is_dataclass(config) else {}
+    settings = {key: _plain(value) for key, value in settings.items()}
     if name == "token_tuning":
         settings["label"] = f"TT-{options.tt_steps}"
     return settings
+
+
+def _plain(value):
+    """A config value as JSON can hold it (a path as its text, nested dicts alike)."""
+    if isinstance(value, dict):
+        return {key: _plain(v) for key, v in value.items()}
+    return str(value) if isinstance(value, Path) else value
 
 
 def examples_for(texts: list[str], nonce: str = NONCE) -> list[Example]:

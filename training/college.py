@@ -166,7 +166,9 @@ def training_data(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> Data:
     features = cached_features(f"train-s{cfg.seed}", masked, cfg.encoder, gcfg.max_tokens)
     ref_in, ref_out = reference_vectors(lm, words)
     at = {(words[o], s): i for i, (s, o) in enumerate(zip(sentences, owner))}
-    glosses = sorted((at[key], gloss) for key, gloss in sense_glosses(corpus, excluded_words()).items())
+    glosses = sorted(
+        (at[key], gloss) for key, gloss in sense_glosses(corpus, excluded_words()).items()
+    )
     vocab = F.normalize(
         torch.cat([ref_in, reference_vectors(lm, negative_words(words))[0]]), dim=-1
     )

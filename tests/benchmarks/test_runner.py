@@ -132,3 +132,14 @@ def test_headline_compares_learners_at_a_shared_n(tmp_path):
     update_readme(lines, readme)
     text = readme.read_text()
     assert "old" not in text and lines[2] in text and text.endswith("rest\n")
+
+
+def test_every_learners_config_record_is_plain_json():
+    import json
+
+    from backends.learners import learner_names
+    from benchmarks.runs import RunOptions, describe_config
+
+    options = RunOptions(data=(), learners=tuple(learner_names()))
+    for name in learner_names():
+        json.dumps(describe_config(name, options))  # CollegeConfig holds a Path, for one
