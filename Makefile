@@ -53,5 +53,5 @@ lint: $(STAMP)
 # The full-size load test: 50 annotators x 10 000 votes on SQLite and on PostgreSQL,
 # and the Learn click under 5 concurrent users.
 load: setup test-deps
-	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --learn-users 5 --learn-clicks 2
-	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --db postgres
+	HF_HUB_OFFLINE=1 $(PY) -m tests.tools.loadtest --annotators 50 --votes 10000 --learn-users 5 --learn-clicks 2
+	HF_HUB_OFFLINE=1 $(PY) -m tests.tools.loadtest --annotators 50 --votes 10000 --db postgres

@@ -10,6 +10,7 @@ from pathlib import Path
 from backends.registry import one_of
 from demo.settings import load_demo_settings
 from demo.store import StoreUnavailable, VoteStore, safe_export_name
+from demo.vocabulary import JUDGES
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,7 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write the stored votes to a JSONL or CSV file")
     export.add_argument("--format", type=one_of("jsonl", "csv"), default="jsonl")
     export.add_argument("--out", required=True, help="file to write ('-' for standard output)")
-    export.add_argument("--judge", type=one_of("human", "auto"), default=None, help="default: both")
+    export.add_argument("--judge", type=one_of(*JUDGES), default=None, help="default: both")
     export.add_argument("--db", help="SQLite path or database URL (default: NONCE_DB)")
     export.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     return parser

@@ -29,12 +29,12 @@ from demo.plots import map_figure, neighbours_figure, win_rate_figure
 from demo.settings import DemoSettings
 from demo.store import Battle, VoteStore, safe_export_name
 from demo.text import definition_cards, literal
+from demo.vocabulary import JUDGE_TITLES, JUDGES, VOTE_SAID
 
 log = logging.getLogger(__name__)
 
 DEVICES = ("auto", "cpu", "cuda")
 SPACES = ("input", "output")
-JUDGE_TITLES = {"human": "Human judges", "auto": "Automatic judge (benchmarks' tournament)"}
 
 
 @dataclass
@@ -134,9 +134,8 @@ class Callbacks:
         """Record the vote, then reveal which learner was which."""
         annotator = annotator_id(who, self.settings.id_salt)
         vote = self.arena.vote(battle_id, choice, annotator)
-        said = {"a": "A is better", "b": "B is better", "tie": "a tie", "both_bad": "both bad"}
         reveal = (
-            f"Thanks — you judged **{said[vote.vote]}**. "
+            f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
         )
         return {"reveal": reveal, "voting_open": False}
@@ -146,7 +145,7 @@ class Callbacks:
     def leaderboards(self) -> dict[str, Any]:
         """Both boards, human and automatic, each with its table and win-rate heat map."""
         out: dict[str, Any] = {}
-        for judge in ("human", "auto"):
+        for judge in JUDGES:
             board = self.boards.board(judge)  # type: ignore[arg-type]
             out[f"{judge}_table"] = board.table()
             out[f"{judge}_heat"] = win_rate_figure(
@@ -159,7 +158,7 @@ class Callbacks:
     def export(self, fmt: str, judge: str) -> dict[str, Any]:
         """Write the votes to a fresh file the page offers for download."""
         fmt = _choice(fmt, ("jsonl", "csv"), "export format")
-        judge = _choice(judge, ("human", "auto", "all"), "judge")
+        judge = _choice(judge, (*JUDGES, "all"), "judge")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         name = safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}")
         path = Path(tempfile.mkdtemp(prefix="nonce-export-")) / name

@@ -23,13 +23,14 @@ from demo.engine import DEFAULT_TT_STEPS
 from demo.identity import Who, new_browser_id
 from demo.items import ready_examples
 from demo.settings import DemoSettings
+from demo.vocabulary import JUDGES, VOTE_BUTTONS
 
 INTRO = """# Nonce Arena
 Type a made-up word and a few sentences that use it. Each *learner* builds an embedding for
 the word from those sentences, the language model reads it as a brand-new token and defines
 it. Then judge learners blind in the **Arena**; every vote feeds the **Leaderboard**."""
 
-VOTES = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad": "Both bad"}
+VOTES = VOTE_BUTTONS
 
 Components = dict[str, Any]
 
@@ -161,14 +162,14 @@ def _arena_tab() -> Components:
 def _leaderboard_tab() -> Components:
     ui: Components = {}
     ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
-    for judge in ("human", "auto"):
+    for judge in JUDGES:
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
         ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
         ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
     with gr.Accordion("Export votes", open=False):
         with gr.Row():
             ui["export_format"] = gr.Radio(["jsonl", "csv"], value="jsonl", label="Format")
-            ui["export_judge"] = gr.Radio(["human", "auto", "all"], value="human", label="Judge")
+            ui["export_judge"] = gr.Radio([*JUDGES, "all"], value="human", label="Judge")
         ui["export"] = gr.Button("Export")
         ui["export_note"] = gr.Markdown()
         ui["export_file"] = gr.File(label="Download", interactive=False)
@@ -225,7 +226,7 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         who = _who(browser_id, request, profile)
         return _keyed(_guarded(cb.battle_own, word, sentences, who), ui)
 
-    pool = ui["battle_pool"].click(
+    ui["battle_pool"].click(
         on_battle_pool,
         [ui["browser_id"]],
         outputs,
@@ -233,7 +234,7 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         concurrency_limit=parallel,
     )
     own_inputs = [ui["own_word"], ui["own_sentences"], ui["browser_id"]]
-    own = ui["battle_own"].click(
+    ui["battle_own"].click(
         on_battle_own, own_inputs, outputs, api_name="battle_own", concurrency_limit=parallel
     )
     for choice in VOTES:
@@ -245,7 +246,6 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
             concurrency_limit=parallel,
         )
         event.success(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
-    del pool, own
 
 
 def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
@@ -258,7 +258,7 @@ def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
 
 
 def _board_outputs(ui: Components) -> list[Any]:
-    return [ui[f"{j}_{part}"] for j in ("human", "auto") for part in ("note", "table", "heat")]
+    return [ui[f"{j}_{part}"] for j in JUDGES for part in ("note", "table", "heat")]
 
 
 def _board_handler(cb: Callbacks, ui: Components) -> Callable:

@@ -14,16 +14,17 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
 import numpy as np
 from scipy.special import expit
 
+from demo.vocabulary import VOTE_VALUES, VoteValue
+
 log = logging.getLogger(__name__)
 
-Outcome = Literal["a", "b", "tie", "both_bad"]
+Outcome = VoteValue
 Match = tuple[str, str, str]  # (learner_a, learner_b, outcome), in time order
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
+OUTCOMES: tuple[str, ...] = VOTE_VALUES
 # code per outcome: 0 = a won, 1 = b won, 2 = tie ("both bad" counts as a tie)
 _CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
 

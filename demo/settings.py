@@ -25,7 +25,7 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class DemoSettings:
-    # Where votes, exports and converted models live (NONCE_CACHE_DIR, shared with backends).
+    # Where votes and converted models live (NONCE_CACHE_DIR, shared with backends).
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # Vote store: a SQLite path or a database URL (NONCE_DB); empty = cache_dir/votes.sqlite.
     db: str = ""
@@ -58,10 +58,6 @@ class DemoSettings:
     @property
     def db_target(self) -> str:
         return self.db or str(self.cache_dir / "votes.sqlite")
-
-    @property
-    def export_dir(self) -> Path:
-        return self.cache_dir / "exports"
 
     def with_(self, **changes) -> DemoSettings:
         """A copy with some fields changed (tests use it for small limits and paths)."""

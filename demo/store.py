@@ -48,13 +48,11 @@ from sqlalchemy import (
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError
 
+from demo.vocabulary import JUDGES, VOTE_VALUES, Judge, VoteValue, sql_in
+
 log = logging.getLogger(__name__)
 
-Judge = Literal["human", "auto"]
-VoteValue = Literal["a", "b", "tie", "both_bad"]
 ExportFormat = Literal["jsonl", "csv"]
-JUDGES: tuple[str, ...] = get_args(Judge)
-VOTE_VALUES: tuple[str, ...] = get_args(VoteValue)
 
 
 class VoteRefused(ValueError):
@@ -152,7 +150,7 @@ battles = Table(
     Column("annotator", Text, nullable=False),
     Column("judge", String(8), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    CheckConstraint("judge IN ('human', 'auto')", name="battles_judge"),
+    CheckConstraint(sql_in("judge", JUDGES), name="battles_judge"),
 )
 votes = Table(
     "votes",
@@ -164,8 +162,8 @@ votes = Table(
     Column("annotator", Text, nullable=False),
     Column("judge", String(8), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    CheckConstraint("vote IN ('a', 'b', 'tie', 'both_bad')", name="votes_vote"),
-    CheckConstraint("judge IN ('human', 'auto')", name="votes_judge"),
+    CheckConstraint(sql_in("vote", VOTE_VALUES), name="votes_vote"),
+    CheckConstraint(sql_in("judge", JUDGES), name="votes_judge"),
 )
 
 
@@ -451,7 +449,7 @@ def _dataset_card(count: int, judge: Judge | None) -> str:
         "# Nonce Arena votes\n\n"
         f"{count} blind pairwise judgments ({judges} judges) of definitions that learners gave\n"
         "for made-up words. Each row: battle_id, word, examples, learner_a, learner_b, output_a,\n"
-        "output_b, lm, vote (a | b | tie | both_bad), annotator, judge, created_at (UTC).\n"
+        f"output_b, lm, vote ({' | '.join(VOTE_VALUES)}), annotator, judge, created_at (UTC).\n"
         "Annotator ids are pseudonymous.\n"
     )
 

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import socket
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from gradio_client import Client
 
 from demo.callbacks import Callbacks
-from demo.layout import build_app
 from demo.settings import DemoSettings, RateLimit
+from tests.tools.loadtest import client_of, launch
 
 pytestmark = pytest.mark.integration
 
 FAST = ["centroid", "prompting"]
 SENTENCES = "A wug is a small <script>alert(1)</script> bird.\nThe wug sang all night."
 OPEN = RateLimit(per_minute=1e6, burst=10_000)  # the concurrency test votes fast on purpose
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -44,22 +36,13 @@ def served(tmp_path_factory):
         leaderboard_rounds=20,
         event_concurrency=20,
     )
-    callbacks = Callbacks(settings)
-    app = build_app(settings, callbacks).queue()
-    port = free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/", callbacks
+    url, callbacks, app = launch(settings, canned=False)
+    yield url, callbacks
     app.close()
     callbacks.store.close()
 
 
-def client_of(url: str) -> Client:
-    # plain http on localhost: ssl_verify=False spares loading the CA bundle on every request,
-    # ~0.1 s of CPU each, which would otherwise dominate 1 000 calls
-    return Client(url, verbose=False, ssl_verify=False)
-
-
-def human_votes(client: Client) -> str:
+def human_votes(client) -> str:
     return client.predict(api_name="/leaderboard")[0]
 
 

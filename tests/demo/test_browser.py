@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from demo.callbacks import Callbacks
-from demo.layout import build_app
 from demo.settings import DemoSettings
-from tests.demo.test_app_api import free_port
+from tests.tools.loadtest import launch
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -37,14 +35,11 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
     settings = DemoSettings(
         cache_dir=tmp_path, learn_learners=FAST, arena_learners=FAST, leaderboard_rounds=20
     )
-    callbacks = Callbacks(settings)
-    app = build_app(settings, callbacks).queue()
-    port = free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    url, callbacks, app = launch(settings, canned=False)
     artifacts = ROOT / "test-artifacts" / "browser"
     try:
         run = subprocess.run(
-            ["node", str(SCRIPT), f"http://127.0.0.1:{port}/", str(artifacts)],
+            ["node", str(SCRIPT), url, str(artifacts)],
             capture_output=True,
             text=True,
             timeout=420,

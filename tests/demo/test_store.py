@@ -40,7 +40,7 @@ def postgres_url():
     if url:
         yield url
         return
-    from demo.pgtemp import TempPostgres, missing_reason
+    from tests.tools.pgtemp import TempPostgres, missing_reason
 
     reason = missing_reason()
     if reason:

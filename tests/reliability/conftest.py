@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from demo.loadtest import OPEN, launch
 from demo.settings import DemoSettings
+from tests.tools.loadtest import OPEN, launch
 
 FAST = ("centroid", "prompting")
 

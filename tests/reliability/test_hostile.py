@@ -20,10 +20,10 @@ from backends.inputs import check_definition, check_examples, check_word
 from backends.learners import parse_learners
 from demo.identity import Who
 from demo.items import split_sentences
-from demo.loadtest import client_of
 from demo.store import VoteStore, safe_export_name
 from tests.reliability.conftest import settings_in
 from tests.reliability.hostile import NUMBERS, TEXTS, WORD, clear_message, no_raw_html
+from tests.tools.loadtest import client_of
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS: Counter = Counter()  # entry point -> hostile inputs tried

@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from demo.loadtest import client_of
 from demo.settings import RateLimit
 from tests.reliability.conftest import FAST, settings_in
+from tests.tools.loadtest import client_of
 
 pytestmark = pytest.mark.integration
 

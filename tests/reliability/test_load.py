@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from demo.loadtest import drive_learn, drive_votes, percentile, stored_check
-from demo.pgtemp import TempPostgres, missing_reason
 from tests.reliability.conftest import settings_in
+from tests.tools.loadtest import drive_learn, drive_votes, percentile, stored_check
+from tests.tools.pgtemp import TempPostgres, missing_reason
 
 pytestmark = pytest.mark.integration
 

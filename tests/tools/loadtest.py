@@ -1,9 +1,9 @@
 """Load driver: many annotators vote through the app's API; a few people press Learn at once.
 
-    python -m demo.loadtest --annotators 50 --votes 10000              # SQLite in a temp folder
-    python -m demo.loadtest --annotators 50 --votes 10000 --db postgres  # throwaway PostgreSQL
-    python -m demo.loadtest --learn-users 5 --learn-clicks 2 --votes 0   # Learn latency only
-    python -m demo.loadtest serve --port 7861     # the app with canned arena definitions
+    python -m tests.tools.loadtest --annotators 50 --votes 10000        # SQLite, a temp folder
+    python -m tests.tools.loadtest --annotators 50 --votes 10000 --db postgres  # throwaway
+    python -m tests.tools.loadtest --learn-users 5 --learn-clicks 2 --votes 0   # Learn only
+    python -m tests.tools.loadtest serve --port 7861  # the app with canned arena definitions
 
 By default it launches the app in this process on a free loopback port, over the store given
 by --db (a SQLite path, a database URL, or `postgres` for a throwaway cluster), with open rate
@@ -33,13 +33,15 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from demo.settings import DemoSettings, RateLimit, load_demo_settings
+from demo.vocabulary import VOTE_VALUES
 
 log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FAST_LEARNERS = ("centroid", "prompting", "definition_reader")  # Learn in a second or two each
 CANNED = "a small made-up thing, defined for the load test"
 OPEN = RateLimit(per_minute=1e9, burst=1_000_000)
-CHOICES = ("a", "b", "tie", "both_bad")
 
 
 def check_loopback(url: str) -> str:
@@ -119,7 +121,7 @@ def drive_votes(url: str, annotators: int, votes: int, timeout: float) -> VoteRu
                 turn = next(budget, None)
             if turn is None:
                 return
-            _one_vote(client, CHOICES[(worker + turn) % 4], run, lock)
+            _one_vote(client, VOTE_VALUES[(worker + turn) % len(VOTE_VALUES)], run, lock)
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=annotators) as pool:
@@ -159,7 +161,7 @@ def stored_check(store, acked: list[str]) -> dict[str, int]:
 
 def drive_learn(url: str, users: int, clicks: int, learners, timeout: float) -> list[float]:
     """`users` clients each press Learn `clicks` times at once; seconds per click."""
-    examples = json.loads((Path(__file__).parent.parent / "assets/examples.json").read_text())
+    examples = json.loads((ROOT / "assets" / "examples.json").read_text())
     seconds, lock = [], threading.Lock()
     deadline = time.monotonic() + timeout
 
@@ -180,13 +182,9 @@ def drive_learn(url: str, users: int, clicks: int, learners, timeout: float) -> 
     return seconds
 
 
-def _report(label: str, values: list[float]) -> str:
-    return f"{label} p50 {percentile(values, 50):.3f} s, p95 {percentile(values, 95):.3f} s"
-
-
 def _store_target(db: str | None, folder: Path, stack: contextlib.ExitStack) -> str:
     if db == "postgres":
-        from demo.pgtemp import TempPostgres
+        from tests.tools.pgtemp import TempPostgres
 
         return stack.enter_context(TempPostgres()).url
     return db or str(folder / "votes.sqlite")
@@ -268,7 +266,7 @@ def _serve(port: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m demo.loadtest", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.tools.loadtest", description=__doc__)
     parser.add_argument("mode", nargs="?", choices=("run", "serve"), default="run")
     parser.add_argument("--annotators", type=int, default=50, help="concurrent vote clients")
     parser.add_argument("--votes", type=int, default=10_000, help="total votes to cast")
