@@ -52,8 +52,13 @@ class Arena:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)
         self.configs = learner_configs(settings.arena_tt_steps)
-        self.battle_limit = TokenBuckets(settings.battle_limit, "new battles")
-        self.vote_limit = TokenBuckets(settings.vote_limit, "votes")
+        self.battle_limit = TokenBuckets(
+            {"annotator": settings.battle_limit, "address": settings.address_battle_limit},
+            "new battles",
+        )
+        self.vote_limit = TokenBuckets(
+            {"annotator": settings.vote_limit, "address": settings.address_vote_limit}, "votes"
+        )
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
 
@@ -82,18 +87,24 @@ class Arena:
             found.update({r.learner: r.definition for r in result.results})
         return found  # type: ignore[return-value]
 
-    def new_battle(self, annotator: str, item: Item | None = None, lm: str | None = None) -> Battle:
-        """Create a battle on `item` (None: a pool item) for `annotator`."""
-        self.battle_limit.take(annotator)
+    def new_battle(
+        self,
+        annotator: str,
+        item: Item | None = None,
+        lm: str | None = None,
+        address: str | None = None,
+    ) -> Battle:
+        """Create a battle on `item` (None: a pool item) for `annotator` at `address`."""
+        self.battle_limit.take(annotator=annotator, address=address)
         pooled, a, b = self.pick()
         item = item or pooled
         found = self.definitions(item, [a, b], lm)
         matchup = Matchup(item, a, b, found[a], found[b], lm_name(lm))
         return self.store.create_battle(matchup, annotator=annotator)
 
-    def vote(self, battle_id: str, choice: str, annotator: str) -> Vote:
+    def vote(self, battle_id: str, choice: str, annotator: str, address: str | None = None) -> Vote:
         """Record the one vote a battle takes (VoteRefused for unknown, replayed or others')."""
-        self.vote_limit.take(annotator)
+        self.vote_limit.take(annotator=annotator, address=address)
         return self.store.record_vote(str(battle_id or "").strip(), choice, annotator)  # type: ignore[arg-type]
 
     def prefill(self, items: Sequence[Item], definitions: dict[str, str], lm: str | None = None):

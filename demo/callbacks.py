@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 from demo import engine
 from demo.arena import Arena, checked_item
 from demo.boards import Boards
-from demo.identity import Who, annotator_id
+from demo.identity import Identities, Who
 from demo.items import split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
 from demo.settings import DemoSettings
@@ -54,6 +54,7 @@ class Callbacks:
         self.cache = engine.DefinitionCache(settings.definition_cache_size)
         self.arena = Arena(settings, self.store, self.cache)
         self.boards = Boards(self.store, settings.leaderboard_rounds)
+        self.identities = Identities(settings.id_secret, settings.id_salt)
 
     # ---- Learn tab
 
@@ -119,21 +120,25 @@ class Callbacks:
 
     # ---- Arena tab
 
+    def browser_id(self, sent: str | None) -> str:
+        """The id a browser keeps: the one it sent if this server signed it, else a fresh one."""
+        return self.identities.ensure(sent)
+
     def battle_pool(self, who: Who) -> dict[str, Any]:
         """A blind battle on a prepared word."""
-        annotator = annotator_id(who, self.settings.id_salt)
-        return _battle_view(self.arena.new_battle(annotator))
+        annotator = self.identities.annotator(who)
+        return _battle_view(self.arena.new_battle(annotator, address=who.address))
 
     def battle_own(self, word: str, sentences: str, who: Who) -> dict[str, Any]:
         """A blind battle on the person's own word and sentences."""
         item = checked_item(word, split_sentences(sentences))
-        annotator = annotator_id(who, self.settings.id_salt)
-        return _battle_view(self.arena.new_battle(annotator, item=item))
+        annotator = self.identities.annotator(who)
+        return _battle_view(self.arena.new_battle(annotator, item=item, address=who.address))
 
     def vote(self, battle_id: str, choice: str, who: Who) -> dict[str, Any]:
         """Record the vote, then reveal which learner was which."""
-        annotator = annotator_id(who, self.settings.id_salt)
-        vote = self.arena.vote(battle_id, choice, annotator)
+        annotator = self.identities.annotator(who)
+        vote = self.arena.vote(battle_id, choice, annotator, address=who.address)
         reveal = (
             f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."

@@ -20,7 +20,7 @@ from backends.models import LM_PRESETS
 from backends.settings import load_settings
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
-from demo.identity import Who, new_browser_id
+from demo.identity import Who, client_address
 from demo.items import ready_examples
 from demo.settings import DemoSettings
 from demo.vocabulary import JUDGES, VOTE_BUTTONS
@@ -52,10 +52,15 @@ def _keyed(values: dict[str, Any], ui: Components) -> dict[Any, Any]:
     return out
 
 
-def _who(browser_id: str | None, request: gr.Request | None, profile: Any) -> Who:
+def _who(
+    settings: DemoSettings, browser_id: str | None, request: gr.Request | None, profile: Any
+) -> Who:
     user = getattr(profile, "username", None)
     session = getattr(request, "session_hash", None)
-    return Who(hf_user=user, browser_id=browser_id or None, session=session)
+    host = getattr(getattr(request, "client", None), "host", None)
+    headers = getattr(request, "headers", None) or {}
+    address = client_address(host, headers.get("x-forwarded-for"), settings.trust_forwarded)
+    return Who(hf_user=user, browser_id=browser_id or None, session=session, address=address)
 
 
 def _hardware_note() -> str:
@@ -218,12 +223,12 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
     parallel = settings.event_concurrency
 
     def on_battle_pool(browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
-        return _keyed(_guarded(cb.battle_pool, _who(browser_id, request, profile)), ui)
+        return _keyed(_guarded(cb.battle_pool, _who(settings, browser_id, request, profile)), ui)
 
     def on_battle_own(
         word, sentences, browser_id, request: gr.Request, profile: gr.OAuthProfile | None
     ):
-        who = _who(browser_id, request, profile)
+        who = _who(settings, browser_id, request, profile)
         return _keyed(_guarded(cb.battle_own, word, sentences, who), ui)
 
     ui["battle_pool"].click(
@@ -239,7 +244,7 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
     )
     for choice in VOTES:
         event = ui[f"vote_{choice}"].click(
-            _vote_handler(cb, ui, choice),
+            _vote_handler(cb, ui, settings, choice),
             [ui["battle_id"], ui["browser_id"]],
             [ui["reveal"], *buttons],
             api_name=f"vote_{choice}",
@@ -248,9 +253,9 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         event.success(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
 
 
-def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
+def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice: str) -> Callable:
     def on_vote(battle_id, browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
-        who = _who(browser_id, request, profile)
+        who = _who(settings, browser_id, request, profile)
         return _keyed(_guarded(cb.vote, battle_id, choice, who), ui)
 
     on_vote.__name__ = f"vote_{choice}"
@@ -287,11 +292,6 @@ def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any)
     )
 
 
-def _ensure_browser_id(browser_id: str | None) -> str:
-    """Give a new browser its pseudonymous id (kept in localStorage; hashed before storing)."""
-    return browser_id or new_browser_id()
-
-
 def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.Blocks:
     """The whole UI, wired to `callbacks` (built from `settings` when None); not launched."""
     cb = callbacks or Callbacks(settings)
@@ -317,6 +317,7 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
         _wire_learn(cb, ui)
         _wire_arena(cb, ui, settings)
         _wire_board(cb, ui, settings, board_tab)
-        app.load(_ensure_browser_id, browser_id, browser_id, api_visibility="private")
+        # a browser without a valid signed id (new, or forged) gets a fresh one from the server
+        app.load(cb.browser_id, browser_id, browser_id, api_visibility="private")
         app.load(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
     return app

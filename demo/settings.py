@@ -42,8 +42,18 @@ class DemoSettings:
     # Per-annotator limits on new battles and on votes (NONCE_BATTLES_PER_MIN, NONCE_VOTES_PER_MIN).
     battle_limit: RateLimit = RateLimit()
     vote_limit: RateLimit = RateLimit()
+    # The same per client address, so rotating ids from one machine gains nothing
+    # (NONCE_ADDRESS_BATTLES_PER_MIN, NONCE_ADDRESS_VOTES_PER_MIN; default: one person's).
+    address_battle_limit: RateLimit = RateLimit()
+    address_vote_limit: RateLimit = RateLimit()
+    # Take the client address from X-Forwarded-For's first hop: only behind a proxy that sets
+    # it, as a Space's does (NONCE_TRUST_FORWARDED; default on when SPACE_ID is set).
+    trust_forwarded: bool = False
     # Salt hashed into annotator ids, so stored ids cannot be matched to logins (NONCE_ID_SALT).
     id_salt: str = "nonce-arena"
+    # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
+    # new ids after a restart. Set a long random one where votes should keep their annotator.
+    id_secret: str = ""
     # Definitions kept in memory per (item, learner, LM, config), so pool battles reuse them.
     definition_cache_size: int = 4096
     # Bootstrap resamples behind the leaderboard's 95% intervals.
@@ -75,6 +85,13 @@ def _rate(name: str, base: RateLimit) -> RateLimit:
     return RateLimit(per_minute=value, burst=base.burst)
 
 
+def _flag(name: str, default: bool) -> bool:
+    value = _env(name, "1" if default else "0").lower()
+    if value not in ("0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"{name}={value!r}: choose 1 or 0")
+    return value in ("1", "true", "yes")
+
+
 def _names(name: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in _env(name).split(",") if n.strip())
 
@@ -90,6 +107,10 @@ def load_demo_settings() -> DemoSettings:
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
         vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),
+        address_battle_limit=_rate("NONCE_ADDRESS_BATTLES_PER_MIN", base.address_battle_limit),
+        address_vote_limit=_rate("NONCE_ADDRESS_VOTES_PER_MIN", base.address_vote_limit),
+        trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
+        id_secret=_env("NONCE_ID_SECRET"),
         hf_login=bool(_env("SPACE_ID") and _env("OAUTH_CLIENT_ID")),
     )

@@ -33,6 +33,8 @@ def served(tmp_path_factory):
         arena_items=pool,
         vote_limit=OPEN,
         battle_limit=OPEN,
+        address_vote_limit=OPEN,
+        address_battle_limit=OPEN,
         leaderboard_rounds=20,
         event_concurrency=20,
     )

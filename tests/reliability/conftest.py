@@ -57,6 +57,8 @@ def settings_in(folder, db: str | None = None, **changes) -> DemoSettings:
         arena_items=small_pool(folder),
         vote_limit=OPEN,
         battle_limit=OPEN,
+        address_vote_limit=OPEN,
+        address_battle_limit=OPEN,
         leaderboard_rounds=10,
     )
     return base.with_(**changes)

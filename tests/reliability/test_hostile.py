@@ -156,7 +156,7 @@ def test_ui_callbacks(tmp_path, no_model):
 
     cb = Callbacks(settings_in(tmp_path))
     cb.arena.prefill(cb.arena.pool, {"centroid": "x <b>y</b>", "prompting": "z"})
-    who = Who(browser_id="hostile")
+    who = Who(browser_id="hostile", session="hostile-session")
     learn = ["wug", "The wug sang.", "", ["centroid"], "gemma-3-270m", "cpu", "input", 0]
     for h in TEXTS:
         for slot in range(7):  # each Learn field in turn
@@ -171,7 +171,7 @@ def test_ui_callbacks(tmp_path, no_model):
         outcome(lambda: cb.vote("x", h.text, who))  # noqa: B023
         outcome(lambda: cb.export(h.text, "human"))  # noqa: B023
         outcome(lambda: cb.export("jsonl", h.text))  # noqa: B023
-        outcome(lambda: cb.battle_pool(Who(browser_id=h.text)))  # noqa: B023
+        outcome(lambda: cb.battle_pool(Who(browser_id=h.text, session="s")))  # noqa: B023
         COUNTS["UI callbacks"] += 1
     for n in NUMBERS:
         outcome(lambda: cb.learn(*learn[:3], ["token_tuning"], *learn[4:7], n))  # noqa: B023

@@ -200,6 +200,8 @@ def run(args: argparse.Namespace) -> dict:
             arena_learners=FAST_LEARNERS,
             vote_limit=OPEN,
             battle_limit=OPEN,
+            address_vote_limit=OPEN,
+            address_battle_limit=OPEN,
             leaderboard_rounds=20,
         )
         if args.url:
