@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from backends.registry import one_of
+from demo.exports import export_votes, safe_export_name
 from demo.settings import load_demo_settings
-from demo.store import StoreUnavailable, VoteStore, safe_export_name
+from demo.store import StoreUnavailable, VoteStore
 from demo.vocabulary import JUDGES
 
 
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         store = VoteStore.open(_checked_db(args.db or load_demo_settings().db_target))
         dest = sys.stdout if args.out == "-" else _checked_out(args.out, args.force)
-        count = store.export(dest, args.format, args.judge)
+        count = export_votes(store, dest, args.format, args.judge)
     except (StoreUnavailable, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

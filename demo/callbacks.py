@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 from demo import engine
 from demo.arena import Arena, checked_item
 from demo.boards import Boards
+from demo.exports import export_votes, safe_export_name
 from demo.identity import Identities, Who
 from demo.items import split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
 from demo.settings import DemoSettings
-from demo.store import Battle, VoteStore, safe_export_name
+from demo.store import Battle, VoteStore
 from demo.text import definition_cards, literal
 from demo.vocabulary import JUDGE_TITLES, JUDGES, VOTE_SAID
 
@@ -167,7 +168,7 @@ class Callbacks:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         name = safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}")
         path = Path(tempfile.mkdtemp(prefix="nonce-export-")) / name
-        count = self.store.export(path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
+        count = export_votes(self.store, path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
         log.info("exported %d votes to %s", count, path)
         return {"export_file": str(path), "export_note": f"{count} votes exported as {fmt}."}
 

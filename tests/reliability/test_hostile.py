@@ -18,9 +18,10 @@ import pytest
 
 from backends.inputs import check_definition, check_examples, check_word
 from backends.learners import parse_learners
+from demo.exports import safe_export_name
 from demo.identity import Who
 from demo.items import split_sentences
-from demo.store import VoteStore, safe_export_name
+from demo.store import VoteStore
 from tests.reliability.conftest import settings_in
 from tests.reliability.hostile import NUMBERS, TEXTS, WORD, clear_message, no_raw_html
 from tests.tools.loadtest import client_of

@@ -1,0 +1,124 @@
+"""Votes out of the store: JSONL and CSV files, a Hugging Face dataset folder, safe file names.
+
+Every format carries the same flat record per vote (`vote_record`, fields `EXPORT_FIELDS`).
+
+    count = export_votes(store, "votes.jsonl", "jsonl", judge="human")
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal, TextIO, get_args
+
+from demo.store import Vote, VoteStore
+from demo.vocabulary import JUDGES, VOTE_VALUES, Judge
+
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
+EXPORT_FIELDS = (
+    "battle_id",
+    "word",
+    "answer",  # the real word behind a prepared item's made-up one; null otherwise
+    "examples",
+    "learner_a",
+    "learner_b",
+    "output_a",
+    "output_b",
+    "lm",
+    "decoding",  # JSON of the battle's sampling settings; null for greedy or canned outputs
+    "seed",
+    "vote",
+    "annotator",
+    "judge",
+    "created_at",
+)
+
+
+def vote_record(vote: Vote) -> dict[str, Any]:
+    """A vote as a flat JSON-ready dict (the export schema)."""
+    record: dict[str, Any] = {"battle_id": vote.battle_id, "word": vote.item.word}
+    record["answer"] = vote.item.answer
+    record["examples"] = list(vote.item.examples)
+    record |= {name: getattr(vote, name) for name in EXPORT_FIELDS[4:-1]}
+    record["created_at"] = vote.created_at.isoformat()
+    return record
+
+
+def export_votes(
+    store: VoteStore,
+    dest: str | Path | TextIO,
+    fmt: ExportFormat = "jsonl",
+    judge: Judge | None = None,
+) -> int:
+    """Write votes as JSONL or CSV to a path chosen by the caller, or an open text file."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(
+            f"unknown export format {str(fmt)[:40]!r}; valid: {', '.join(EXPORT_FORMATS)}"
+        )
+    records = [vote_record(vote) for vote in store.votes(judge)]
+    if isinstance(dest, (str, Path)):
+        with open(dest, "w", encoding="utf-8", newline="") as file:
+            _write(records, file, fmt)
+    else:
+        _write(records, dest, fmt)
+    return len(records)
+
+
+def _write(records: list[dict[str, Any]], file: TextIO, fmt: ExportFormat) -> None:
+    if fmt == "jsonl":
+        for record in records:
+            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(file, fieldnames=EXPORT_FIELDS)
+    writer.writeheader()
+    for record in records:
+        writer.writerow({**record, "examples": json.dumps(record["examples"], ensure_ascii=False)})
+
+
+def export_hf_dataset(store: VoteStore, folder: str | Path, judge: Judge | None = None) -> Path:
+    """Write a Hugging Face dataset folder: data/votes.jsonl and a README.md dataset card."""
+    root = Path(folder)
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    count = export_votes(store, root / "data" / "votes.jsonl", "jsonl", judge)
+    (root / "README.md").write_text(dataset_card(count, judge, "data/votes.jsonl"), "utf-8")
+    return root
+
+
+def dataset_card(count: int, judge: Judge | None, data_file: str) -> str:
+    """A dataset card whose front matter points `datasets.load_dataset` at `data_file`."""
+    judges = judge or " and ".join(JUDGES)
+    return (
+        "---\n"
+        "pretty_name: Nonce Arena votes\n"
+        "configs:\n"
+        "- config_name: default\n"
+        "  data_files:\n"
+        "  - split: train\n"
+        f"    path: {data_file}\n"
+        "---\n\n"
+        "# Nonce Arena votes\n\n"
+        f"{count} blind pairwise judgments ({judges} judges) of definitions that learners gave\n"
+        f"for made-up words. Each row: {', '.join(EXPORT_FIELDS)}.\n"
+        f"vote is one of {' | '.join(VOTE_VALUES)}; created_at is UTC; decoding is the JSON of\n"
+        "the sampling settings behind both definitions and seed the battle's seed (null for\n"
+        "rows without sampling); answer is the real word behind a prepared item's made-up one.\n"
+        "Annotator ids are pseudonymous: a salted hash of a login or a server-issued id.\n"
+    )
+
+
+def safe_export_name(name: str) -> str:
+    """Return `name` if it is a plain file name; reject separators, '..' and control chars."""
+    shown = repr(name)[:60]  # the messages quote at most this much of a hostile name
+    if not name.strip() or name in (".", ".."):
+        raise ValueError(f"export name {shown} is empty or a directory reference")
+    if len(name) > 200:
+        raise ValueError(f"export name {shown}… is {len(name):,} characters; the limit is 200")
+    if "/" in name or "\\" in name or ".." in name:
+        raise ValueError(f"export name {shown} may not contain '/', '\\' or '..'")
+    # control, format (bidi overrides, zero-width), private-use and surrogate code points
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs") for char in name):
+        raise ValueError(f"export name {shown} contains control or invisible characters")
+    return name

@@ -1,0 +1,73 @@
+"""Exports: JSONL and CSV round trips, the dataset folder, and safe file names."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from demo.exports import (
+    EXPORT_FIELDS,
+    export_hf_dataset,
+    export_votes,
+    safe_export_name,
+    vote_record,
+)
+from demo.store import Vote, VoteStore
+from tests.demo.test_store import ITEM, MATCHUP
+
+
+def _voted(vote_store: VoteStore) -> list[Vote]:
+    for annotator, verdict in [("anon-1", "a"), ("anon-2", "both_bad")]:
+        battle = vote_store.create_battle(MATCHUP, annotator=annotator)
+        vote_store.record_vote(battle.id, verdict, annotator=annotator)
+    return vote_store.votes()
+
+
+def test_jsonl_export_round_trips(vote_store: VoteStore, tmp_path: Path) -> None:
+    votes = _voted(vote_store)
+    assert export_votes(vote_store, tmp_path / "votes.jsonl", "jsonl") == 2
+    lines = (tmp_path / "votes.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [vote_record(v) for v in votes]
+    assert json.loads(lines[0])["examples"] == list(ITEM.examples)
+
+
+def test_csv_export_round_trips(vote_store: VoteStore) -> None:
+    votes = _voted(vote_store)
+    buffer = io.StringIO()
+    export_votes(vote_store, buffer, "csv")
+    rows = list(csv.DictReader(io.StringIO(buffer.getvalue())))
+    assert tuple(rows[0]) == EXPORT_FIELDS
+    for row, vote in zip(rows, votes, strict=True):
+        expected = {k: "" if v is None else str(v) for k, v in vote_record(vote).items()}
+        assert {**row, "examples": json.loads(row["examples"])} == {
+            **expected,
+            "examples": list(ITEM.examples),
+        }
+
+
+def test_export_refuses_unknown_format(vote_store: VoteStore) -> None:
+    with pytest.raises(ValueError, match="'xml'; valid: jsonl, csv"):
+        export_votes(vote_store, io.StringIO(), "xml")  # type: ignore[arg-type]
+
+
+def test_hf_dataset_layout(vote_store: VoteStore, tmp_path: Path) -> None:
+    _voted(vote_store)
+    root = export_hf_dataset(vote_store, tmp_path / "dataset")
+    card = (root / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("---\n") and "path: data/votes.jsonl" in card
+    assert len((root / "data" / "votes.jsonl").read_text(encoding="utf-8").splitlines()) == 2
+
+
+@pytest.mark.parametrize("name", ["votes.jsonl", "human-2024_01.csv", "a.b.c"])
+def test_safe_export_name_accepts_plain_names(name: str) -> None:
+    assert safe_export_name(name) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", ".", "..", "../x", "a/b", "a\\b", "/etc/passwd", "x\n", "\x00"]
+)
+def test_safe_export_name_rejects_traversal(name: str) -> None:
+    with pytest.raises(ValueError, match="export name"):
+        safe_export_name(name)
