@@ -1,8 +1,10 @@
 """The arena: blind battles between two learners on one word, created and judged server-side.
 
-The server picks the item and the learners, stores the battle (`VoteStore.create_battle`) and
-hands the page only the battle's unguessable id; a vote names that id and the store checks it
-belongs to the same annotator and has no vote yet, so a client can neither forge nor replay one.
+The server picks the item and the learners, samples both definitions for this battle alone
+(seeded per battle; the decoding and seed are stored with it, see demo/sampling.py), stores the
+battle (`VoteStore.create_battle`) and hands the page only the battle's unguessable id; a vote
+names that id and the store checks it belongs to the same annotator and has no vote yet, so a
+client can neither forge nor replay one, nor recognise a learner by a text seen before.
 """
 
 from __future__ import annotations
@@ -14,14 +16,7 @@ from collections.abc import Sequence
 
 from backends.inputs import check_examples, check_word
 from backends.learners import learner_names, parse_learners
-from demo.engine import (
-    DefinitionCache,
-    cache_key,
-    learner_configs,
-    lm_name,
-    remember,
-    run_learn,
-)
+from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
 from demo.items import arena_pool
 from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
@@ -37,16 +32,18 @@ def checked_item(word: str, examples: Sequence[str]) -> Item:
 
 
 class Arena:
-    """Battles and votes over one store, with a definition cache and per-annotator limits."""
+    """Battles and votes over one store, with an embedding cache and rate limits."""
 
     def __init__(
         self,
         settings: DemoSettings,
         store: VoteStore,
-        cache: DefinitionCache,
+        cache: EmbeddingCache,
         rng: random.Random | None = None,
     ) -> None:
         self.settings, self.store, self.cache = settings, store, cache
+        self.decoding = settings.arena_decoding
+        self._canned: dict[tuple[Item, str], str] = {}
         self.learners = parse_learners(list(settings.arena_learners) or learner_names())
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
@@ -62,30 +59,13 @@ class Arena:
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
 
-    def pick(self) -> tuple[Item, str, str]:
-        """A random pool item and a random ordered pair of different learners."""
+    def pick(self) -> tuple[Item, str, str, int]:
+        """A random pool item, an ordered pair of different learners, and a battle seed."""
         with self._rng_lock:
             item = self._rng.choice(self.pool)
             a, b = self._rng.sample(self.learners, 2)
-        return item, a, b
-
-    def definitions(self, item: Item, learners: Sequence[str], lm: str | None) -> dict[str, str]:
-        """Each learner's definition of the item, from the cache or from one batched run."""
-        found = {n: self.cache.get(cache_key(item, n, lm, self.configs)) for n in learners}
-        missing = [n for n, text in found.items() if text is None]
-        if missing:
-            log.info("arena runs %s on %r", missing, item.word)
-            result = run_learn(
-                item.word,
-                item.examples,
-                missing,
-                lm=lm,
-                configs=self.configs,
-                max_new_tokens=self.settings.max_new_tokens,
-            )
-            remember(self.cache, result, item, self.configs)
-            found.update({r.learner: r.definition for r in result.results})
-        return found  # type: ignore[return-value]
+            seed = self._rng.getrandbits(31)
+        return item, a, b, seed
 
     def new_battle(
         self,
@@ -96,10 +76,24 @@ class Arena:
     ) -> Battle:
         """Create a battle on `item` (None: a pool item) for `annotator` at `address`."""
         self.battle_limit.take(annotator=annotator, address=address)
-        pooled, a, b = self.pick()
+        pooled, a, b, seed = self.pick()
         item = item or pooled
-        found = self.definitions(item, [a, b], lm)
-        matchup = Matchup(item, a, b, found[a], found[b], lm_name(lm))
+        canned = [self._canned.get((item, name)) for name in (a, b)]
+        if None not in canned:  # ready-made texts (load tests): not sampled, so no seed
+            texts, decoding, seed_kept = canned, None, None
+        else:
+            log.info("arena samples %s and %s on %r (seed %d)", a, b, item.word, seed)
+            found = run_battle(
+                item,
+                [a, b],
+                lm=lm,
+                configs=self.configs,
+                decoding=self.decoding,
+                seed=seed,
+                cache=self.cache,
+            )
+            texts, decoding, seed_kept = [found[a], found[b]], self.decoding.as_json(), seed
+        matchup = Matchup(item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept)
         return self.store.create_battle(matchup, annotator=annotator)
 
     def vote(self, battle_id: str, choice: str, annotator: str, address: str | None = None) -> Vote:
@@ -107,8 +101,9 @@ class Arena:
         self.vote_limit.take(annotator=annotator, address=address)
         return self.store.record_vote(str(battle_id or "").strip(), choice, annotator)  # type: ignore[arg-type]
 
-    def prefill(self, items: Sequence[Item], definitions: dict[str, str], lm: str | None = None):
-        """Put ready definitions in the cache (tests and warm-up use it to skip the LM)."""
+    def prefill(self, items: Sequence[Item], definitions: dict[str, str]) -> None:
+        """Ready-made definitions per learner for these items, used instead of sampling (the
+        load driver and tests use them to measure the API and the store, not the model)."""
         for item in items:
             for learner, text in definitions.items():
-                self.cache.put(cache_key(item, learner, lm, self.configs), text)
+                self._canned[(item, learner)] = text

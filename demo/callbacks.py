@@ -52,7 +52,7 @@ class Callbacks:
     def __init__(self, settings: DemoSettings, store: VoteStore | None = None) -> None:
         self.settings = settings
         self.store = store or VoteStore.open(settings.db_target)
-        self.cache = engine.DefinitionCache(settings.definition_cache_size)
+        self.cache = engine.EmbeddingCache(settings.embedding_cache_size)
         self.arena = Arena(settings, self.store, self.cache)
         self.boards = Boards(self.store, settings.leaderboard_rounds)
         self.identities = Identities(settings.id_secret, settings.id_salt)
@@ -144,6 +144,11 @@ class Callbacks:
             f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
         )
+        if vote.item.answer:
+            reveal += (
+                f" The real word behind “{literal(vote.item.word)}” is "
+                f"**{literal(vote.item.answer)}**."
+            )
         return {"reveal": reveal, "voting_open": False}
 
     # ---- Leaderboard tab

@@ -29,15 +29,16 @@ def ready_examples(path: Path) -> tuple[ReadyExample, ...]:
 
 @lru_cache(maxsize=4)
 def arena_pool(path: Path) -> tuple[Item, ...]:
-    """Prepared arena items, one JSON object {"word", "examples"} per line."""
+    """Prepared arena items, one JSON object {"word", "examples"[, "answer"]} per line; answer is
+    the real word hidden behind the made-up one, shown after the vote."""
     items = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            items.append(Item(row["word"], tuple(row["examples"])))
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            items.append(Item(row["word"], tuple(row["examples"]), row.get("answer")))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
             raise ValueError(f"{path}:{number}: not an arena item ({err})") from err
     if not items:
         raise ValueError(f"{path} holds no arena items")

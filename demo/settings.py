@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from backends.settings import load_settings as load_library_settings
+from demo.sampling import Decoding
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -54,8 +55,10 @@ class DemoSettings:
     # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
     # new ids after a restart. Set a long random one where votes should keep their annotator.
     id_secret: str = ""
-    # Definitions kept in memory per (item, learner, LM, config), so pool battles reuse them.
-    definition_cache_size: int = 4096
+    # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
+    embedding_cache_size: int = 512
+    # How each battle's two definitions are sampled (NONCE_ARENA_TEMPERATURE, NONCE_ARENA_TOP_K).
+    arena_decoding: Decoding = Decoding()
     # Bootstrap resamples behind the leaderboard's 95% intervals.
     leaderboard_rounds: int = 100
     # Cheap events (battles from the cache, votes, leaderboard) served in parallel.
@@ -105,6 +108,13 @@ def load_demo_settings() -> DemoSettings:
         learn_learners=_names("NONCE_LEARN_LEARNERS"),
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
+        arena_decoding=Decoding(
+            temperature=float(
+                _env("NONCE_ARENA_TEMPERATURE", str(base.arena_decoding.temperature))
+            ),
+            top_k=int(_env("NONCE_ARENA_TOP_K", str(base.arena_decoding.top_k))),
+            max_new_tokens=base.max_new_tokens,
+        ),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
         vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),
         address_battle_limit=_rate("NONCE_ADDRESS_BATTLES_PER_MIN", base.address_battle_limit),

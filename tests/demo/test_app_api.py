@@ -7,7 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from demo.callbacks import Callbacks
+from demo.engine import run_battle
+from demo.sampling import Decoding
 from demo.settings import DemoSettings, RateLimit
 from tests.tools.loadtest import client_of, launch
 
@@ -60,19 +61,28 @@ def test_learn_battle_vote_leaderboard(served):
     redrawn = client.predict("output", api_name="/redraw")
     assert "output embeddings" in json.dumps(redrawn)
     before = human_votes(client)
-    # the Learn run filled the definition cache: this battle needs no model
+    # the Learn run cached both embeddings: the battle only samples two definitions
     shown = client.predict("wug", SENTENCES, None, api_name="/battle_own")
     battle_id, word, sentences, definition_a, definition_b = shown[:5]
     assert word == "wug" and "<script>alert(1)</script>" in sentences
-    assert {definition_a, definition_b} <= {c.strip() for c in _definitions(callbacks)}
+    battle = callbacks.store.get_battle(battle_id)
+    assert (battle.output_a, battle.output_b) == (definition_a, definition_b)
+    assert battle.seed is not None and json.loads(battle.decoding)["temperature"] > 0
+    # the stored seed and decoding give the battle's texts again
+    again = run_battle(
+        battle.item,
+        [battle.learner_a, battle.learner_b],
+        lm=battle.lm,
+        configs=callbacks.arena.configs,
+        decoding=Decoding(**json.loads(battle.decoding)),
+        seed=battle.seed,
+        cache=callbacks.cache,
+    )
+    assert [again[battle.learner_a], again[battle.learner_b]] == [definition_a, definition_b]
     reveal = client.predict(battle_id, None, api_name="/vote_b")
     assert "A was" in (reveal if isinstance(reveal, str) else reveal[0])
     after = human_votes(client)
     assert before != after and "1 vote" in after
-
-
-def _definitions(callbacks: Callbacks) -> list[str]:
-    return list(callbacks.cache._data.values())
 
 
 def test_forged_and_second_votes_are_refused_through_the_api(served):

@@ -29,6 +29,14 @@ def echo_run_learn(word, examples, learners, **_kwargs):
     )
 
 
+def echo_run_battle(item, learners, **_kwargs):
+    """Stands in for a sampled battle: each 'definition' repeats the hostile input."""
+    return {
+        name: f"{item.word} <script>alert(1)</script> **{item.examples[0][:80]}**"
+        for name in learners
+    }
+
+
 @pytest.fixture
 def no_model(monkeypatch):
     """Learn and battles answer at once with echoed definitions; no plots are drawn."""
@@ -36,7 +44,7 @@ def no_model(monkeypatch):
     import demo.engine
     from demo.callbacks import Callbacks
 
-    monkeypatch.setattr(demo.arena, "run_learn", echo_run_learn)
+    monkeypatch.setattr(demo.arena, "run_battle", echo_run_battle)
     monkeypatch.setattr(demo.engine, "run_learn", echo_run_learn)
     monkeypatch.setattr(demo.engine, "set_up_lm", lambda *a, **k: None)
     monkeypatch.setattr(Callbacks, "_plots", lambda self, view, space: {})
