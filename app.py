@@ -10,4 +10,4 @@ from demo.settings import load_demo_settings
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    build_app(load_demo_settings()).queue().launch(show_error=False)
+    build_app(load_demo_settings()).launch(show_error=False)

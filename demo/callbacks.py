@@ -8,11 +8,9 @@ library's ValueError/RuntimeError (the layout turns them into gr.Error), and pro
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.learners import parse_learners
@@ -23,10 +21,11 @@ if TYPE_CHECKING:
 from demo import engine
 from demo.arena import Arena, checked_item
 from demo.boards import Boards
-from demo.exports import export_votes, safe_export_name
+from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
 from demo.identity import Identities, Who
 from demo.items import split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
+from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
 from demo.store import Battle, VoteStore
 from demo.text import definition_cards, literal
@@ -56,6 +55,9 @@ class Callbacks:
         self.arena = Arena(settings, self.store, self.cache)
         self.boards = Boards(self.store, settings.leaderboard_rounds)
         self.identities = Identities(settings.id_secret, settings.id_salt)
+        self.exports = ExportFolder(settings.export_files_kept)
+        # an export reads every vote: a few per minute per client address
+        self.export_limit = TokenBuckets({"address": settings.export_limit}, "exports")
 
     # ---- Learn tab
 
@@ -166,16 +168,21 @@ class Callbacks:
             out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}"
         return out
 
-    def export(self, fmt: str, judge: str) -> dict[str, Any]:
+    def export(self, fmt: str, judge: str, who: Who | None = None) -> dict[str, Any]:
         """Write the votes to a fresh file the page offers for download."""
-        fmt = _choice(fmt, ("jsonl", "csv"), "export format")
+        fmt = _choice(fmt, EXPORT_FORMATS, "export format")
         judge = _choice(judge, (*JUDGES, "all"), "judge")
+        self.export_limit.take(address=(who or Who()).address or "unknown")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        name = safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}")
-        path = Path(tempfile.mkdtemp(prefix="nonce-export-")) / name
+        path = self.exports.new_path(safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}"))
         count = export_votes(self.store, path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
         log.info("exported %d votes to %s", count, path)
         return {"export_file": str(path), "export_note": f"{count} votes exported as {fmt}."}
+
+    def close(self) -> None:
+        """Release the store and remove the export folder."""
+        self.store.close()
+        self.exports.close()
 
 
 def _choice(value: str, options, what: str) -> str:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import tempfile
+import threading
 import unicodedata
 from pathlib import Path
 from typing import Any, Literal, TextIO, get_args
@@ -107,6 +110,40 @@ def dataset_card(count: int, judge: Judge | None, data_file: str) -> str:
         "rows without sampling); answer is the real word behind a prepared item's made-up one.\n"
         "Annotator ids are pseudonymous: a salted hash of a login or a server-issued id.\n"
     )
+
+
+class ExportFolder:
+    """One private temporary folder for the page's exports, holding at most `keep` files.
+
+    Gradio copies a returned file into its own cache (cleared by the app's `delete_cache`),
+    so our copy is only needed until the callback returns: each new export removes all but
+    the newest `keep - 1` earlier ones, and `close` removes the folder."""
+
+    def __init__(self, keep: int = 4) -> None:
+        if keep < 1:
+            raise ValueError(f"keep={keep}: keep at least the file being served")
+        self.keep = keep
+        self.root = Path(tempfile.mkdtemp(prefix="nonce-exports-"))
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def new_path(self, name: str) -> Path:
+        """A fresh path for `name` (a plain file name), after pruning older exports."""
+        safe_export_name(name)
+        with self._lock:
+            self._count += 1
+            older = sorted(self.root.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+            for stale in older[: max(0, len(older) - (self.keep - 1))]:
+                shutil.rmtree(stale, ignore_errors=True)
+            folder = self.root / str(self._count)  # one folder each: equal names never clash
+            folder.mkdir()
+            return folder / name
+
+    def files(self) -> list[Path]:
+        return sorted(p for p in self.root.rglob("*") if p.is_file())
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def safe_export_name(name: str) -> str:

@@ -47,7 +47,8 @@ class Identities:
 
     def verify(self, token: object) -> str | None:
         """The id's random part if this server signed it, else None (forged, unsigned, junk)."""
-        if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+        # issued ids are short ASCII: anything else (a lone surrogate, say) is not one of ours
+        if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS or not token.isascii():
             return None
         raw, _, mac = token.partition(".")
         if not raw or not hmac.compare_digest(mac.encode(), self._mac(raw).encode()):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from backends.inputs import MAX_EXAMPLES, MAX_EXAMPLES_TOTAL_CHARS
 from demo.store import Item
 
 
@@ -46,7 +47,13 @@ def arena_pool(path: Path) -> tuple[Item, ...]:
 
 
 def split_sentences(text: str | None) -> list[str]:
-    """The Learn and Arena forms take one sentence per line; blank lines are dropped."""
+    """The Learn and Arena forms take one sentence per line; blank lines are dropped. Text over
+    the library's total limit is refused before it is split (no list of a million lines)."""
     if text is not None and not isinstance(text, str):
         raise ValueError(f"sentences must be text, one per line; got {type(text).__name__}")
+    if text is not None and len(text) > MAX_EXAMPLES_TOTAL_CHARS:
+        raise ValueError(
+            f"the sentences are {len(text):,} characters; the limit is "
+            f"{MAX_EXAMPLES_TOTAL_CHARS:,} in all (up to {MAX_EXAMPLES} sentences)"
+        )
     return [line.strip() for line in (text or "").splitlines() if line.strip()]

@@ -281,24 +281,26 @@ def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any)
     )
     tab.select(refresh, None, _board_outputs(ui), api_visibility="private")
 
-    def on_export(fmt, judge):
-        return _keyed(_guarded(cb.export, fmt, judge), ui)
+    def on_export(fmt, judge, request: gr.Request):
+        return _keyed(_guarded(cb.export, fmt, judge, _who(settings, None, request, None)), ui)
 
     ui["export"].click(
         on_export,
         [ui["export_format"], ui["export_judge"]],
         [ui["export_file"], ui["export_note"]],
         api_name="export",
+        concurrency_limit=2,
     )
 
 
 def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.Blocks:
-    """The whole UI, wired to `callbacks` (built from `settings` when None); not launched."""
+    """The whole UI, wired to `callbacks` (built from `settings` when None), its queue bounded
+    as `settings` says; not launched (calling `.queue()` again would drop those bounds)."""
     cb = callbacks or Callbacks(settings)
     # Gradio 6 refits its queue statistics with pandas over every past event after each event
     # (quadratic in traffic: ~0.1 s per vote after a few hundred); every 100 events is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "100")
-    with gr.Blocks(title="Nonce Arena") as app:
+    with gr.Blocks(title="Nonce Arena", delete_cache=settings.delete_cache) as app:
         # a stable secret, so the id survives server restarts (a random one would not)
         browser_id = gr.BrowserState(
             None, storage_key="nonce-arena-annotator", secret=settings.id_salt
@@ -320,4 +322,6 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
         # a browser without a valid signed id (new, or forged) gets a fresh one from the server
         app.load(cb.browser_id, browser_id, browser_id, api_visibility="private")
         app.load(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
-    return app
+    return app.queue(
+        max_size=settings.queue_size, default_concurrency_limit=settings.default_concurrency
+    )

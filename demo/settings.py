@@ -50,6 +50,18 @@ class DemoSettings:
     # Take the client address from X-Forwarded-For's first hop: only behind a proxy that sets
     # it, as a Space's does (NONCE_TRUST_FORWARDED; default on when SPACE_ID is set).
     trust_forwarded: bool = False
+    # Exports of the whole vote table per client address (NONCE_EXPORTS_PER_MIN), and how
+    # many export files the app keeps on disk at once (Gradio serves its own copy).
+    export_limit: RateLimit = RateLimit(per_minute=6, burst=3)
+    export_files_kept: int = 4
+    # Events waiting in Gradio's queue at most (NONCE_QUEUE_SIZE): beyond it a request is
+    # refused at once ("queue is full") instead of piling up memory and waiting time.
+    queue_size: int = 256
+    # Concurrency of events that set none (page load, tab select); 1 is Gradio's default.
+    default_concurrency: int = 1
+    # Gradio's cache of served files (exports, plots): every `[0]` s, delete those older than
+    # `[1]` s.
+    delete_cache: tuple[int, int] = (600, 600)
     # Salt hashed into annotator ids, so stored ids cannot be matched to logins (NONCE_ID_SALT).
     id_salt: str = "nonce-arena"
     # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
@@ -119,6 +131,8 @@ def load_demo_settings() -> DemoSettings:
         vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),
         address_battle_limit=_rate("NONCE_ADDRESS_BATTLES_PER_MIN", base.address_battle_limit),
         address_vote_limit=_rate("NONCE_ADDRESS_VOTES_PER_MIN", base.address_vote_limit),
+        export_limit=_rate("NONCE_EXPORTS_PER_MIN", base.export_limit),
+        queue_size=int(_env("NONCE_QUEUE_SIZE", str(base.queue_size))),
         trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
         id_secret=_env("NONCE_ID_SECRET"),

@@ -32,7 +32,7 @@ def cb(tmp_path, monkeypatch, tiny_lm):
     )
     callbacks = Callbacks(settings)
     yield callbacks
-    callbacks.store.close()
+    callbacks.close()
 
 
 def test_each_battle_samples_new_texts_and_stores_how(cb):

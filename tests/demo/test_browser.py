@@ -46,7 +46,7 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
         )
     finally:
         app.close()
-        callbacks.store.close()
+        callbacks.close()
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert "0 votes" in report["before"] and "1 vote" in report["after"]

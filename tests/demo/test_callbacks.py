@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import numpy as np
 import pytest
@@ -47,7 +48,7 @@ def cb(settings):
     callbacks = Callbacks(settings)
     callbacks.arena.prefill(callbacks.arena.pool, CHEAP)
     yield callbacks
-    callbacks.store.close()
+    callbacks.close()
 
 
 def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
@@ -123,6 +124,25 @@ def test_export_writes_every_vote_in_both_formats(cb):
     assert "alice-session" not in open(jsonl, encoding="utf-8").read()
     with open(cb.export("csv", "all")["export_file"], encoding="utf-8") as handle:
         assert len(list(csv.DictReader(handle))) == 3
+
+
+def test_exports_are_limited_per_address_and_their_files_pruned(settings):
+    cb = Callbacks(settings.with_(export_files_kept=2))
+    here = Who(session="x", address="203.0.113.5")
+    files = [cb.export("jsonl", "all", here)["export_file"] for _ in range(3)]
+    with pytest.raises(RateLimited, match="Too many exports"):
+        cb.export("csv", "all", here)
+    cb.export("csv", "all", Who(session="y", address="203.0.113.6"))  # another address
+    assert len(cb.exports.files()) == 2
+    assert not os.path.exists(files[0])  # pruned once newer exports were made
+    cb.close()
+    assert not os.path.exists(files[-1]) and not cb.exports.root.exists()
+
+
+def test_sentences_are_measured_before_they_are_split():
+    with pytest.raises(ValueError, match="the limit is 24,000 in all"):
+        split_sentences("The wug sang.\n" * 1_000_000)
+    assert split_sentences("A wug.\n\n  The wug sang.  \n") == ["A wug.", "The wug sang."]
 
 
 def test_rate_limit_per_annotator(cb, settings):

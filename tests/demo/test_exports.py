@@ -9,6 +9,7 @@ import pytest
 
 from demo.exports import (
     EXPORT_FIELDS,
+    ExportFolder,
     export_hf_dataset,
     export_votes,
     safe_export_name,
@@ -71,3 +72,17 @@ def test_safe_export_name_accepts_plain_names(name: str) -> None:
 def test_safe_export_name_rejects_traversal(name: str) -> None:
     with pytest.raises(ValueError, match="export name"):
         safe_export_name(name)
+
+
+def test_export_folder_keeps_only_the_newest_files(tmp_path: Path) -> None:
+    folder = ExportFolder(keep=2)
+    paths = []
+    for k in range(5):
+        path = folder.new_path("votes.jsonl")  # the same name every time: no clash
+        path.write_text(str(k))
+        paths.append(path)
+    assert folder.files() == paths[-2:] and paths[-1].read_text() == "4"
+    with pytest.raises(ValueError, match="export name"):
+        folder.new_path("../escape.jsonl")
+    folder.close()
+    assert not folder.root.exists()

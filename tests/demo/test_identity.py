@@ -25,6 +25,7 @@ def test_issued_ids_verify_and_forged_ones_do_not():
         f"{raw}x.{mac}",  # a signature moved to another id
         other_server.issue(),  # signed with another key
         token + "." + "a" * 200,  # too long: refused before any HMAC
+        "wu\ud800g." + mac,  # a lone surrogate cannot even be encoded
         None,
         42,
     ]
@@ -110,4 +111,4 @@ def test_rotating_ids_from_one_address_stays_within_one_persons_limit(tmp_path):
     elsewhere = Who(browser_id=cb.browser_id(None), address="192.0.2.1")
     assert cb.battle_pool(elsewhere)["battle_id"]  # another machine is not held up
     assert cb.store.count_votes() == 3
-    cb.store.close()
+    cb.close()

@@ -35,7 +35,15 @@ def test_the_whole_ui_builds_with_every_endpoint(tmp_path):
     named = {fn.api_name for fn in app.fns.values() if fn.api_name}
     wired = {target[0] for fn in app.fns.values() if fn.api_name in named for target in fn.targets}
     assert {b._id for b in buttons if not isinstance(b, gr.LoginButton)} <= wired
-    callbacks.store.close()
+    callbacks.close()
+
+
+def test_the_queue_is_bounded(tmp_path):
+    settings = DemoSettings(cache_dir=tmp_path, queue_size=7, delete_cache=(60, 120))
+    callbacks = Callbacks(settings)
+    app = build_app(settings, callbacks)
+    assert app._queue.max_size == 7 and app.delete_cache == (60, 120)
+    callbacks.close()
 
 
 def test_only_the_layout_imports_gradio():

@@ -8,14 +8,19 @@ import types
 
 import pytest
 
+from backends.inputs import check_definition, check_examples, check_word
 from demo.settings import DemoSettings
 from tests.tools.loadtest import OPEN, launch
 
 FAST = ("centroid", "prompting")
 
 
-def echo_run_learn(word, examples, learners, **_kwargs):
-    """Stands in for the LM: each 'definition' repeats the hostile input, markup and all."""
+def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
+    """Stands in for the LM: each 'definition' repeats the hostile input, markup and all.
+    It checks its inputs as the library's learn does, so refusals stay the library's."""
+    check_word(word)
+    check_examples(word, list(examples))
+    check_definition(definition)
     rows = [
         types.SimpleNamespace(
             learner=name,
@@ -85,4 +90,4 @@ def app_factory():
     yield start
     for app, callbacks in opened:
         app.close()
-        callbacks.store.close()
+        callbacks.close()

@@ -84,7 +84,7 @@ def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
     callbacks = Callbacks(settings)
     if canned:
         prefill_canned(callbacks)
-    app = build_app(settings, callbacks).queue()
+    app = build_app(settings, callbacks)
     port = port or free_port()
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     return f"http://127.0.0.1:{port}/", callbacks, app
@@ -231,6 +231,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
             "battle_p50_s": round(percentile(votes.battle_seconds, 50), 4),
             "battle_p95_s": round(percentile(votes.battle_seconds, 95), 4),
             "errors": dict(votes.errors),
+            "acked": len(votes.acked),
         }
         if store is not None:
             figures |= stored_check(store, votes.acked)
@@ -252,6 +253,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
         seconds = drive_learn(url, args.learn_users, args.learn_clicks, learners, args.timeout)
         figures |= {
             "learn_users": args.learn_users,
+            "learn_clicks_asked": args.learn_clicks,
             "learn_clicks": len(seconds),
             "learn_learners": ",".join(learners),
             "learn_p50_s": round(percentile(seconds, 50), 2),
@@ -305,8 +307,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(figures, indent=2))
-    ok = figures.get("missing", 0) == 0 and figures.get("duplicated", 0) == 0
-    return 0 if ok else 1
+    problems = failures(figures)
+    for problem in problems:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def failures(figures: dict) -> list[str]:
+    """What makes a run fail: any call that failed, any vote asked for but not acknowledged
+    (a timeout), any acknowledged vote missing from the store or stored twice, any Learn
+    click that did not come back."""
+    problems = []
+    if figures.get("errors"):
+        problems.append(f"{sum(figures['errors'].values())} calls failed: {figures['errors']}")
+    asked, acked = figures.get("votes_asked", 0), figures.get("acked", 0)
+    if asked and acked != asked:
+        problems.append(f"{asked} votes asked, {acked} acknowledged")
+    for key in ("missing", "duplicated"):
+        if figures.get(key):
+            problems.append(f"{figures[key]} acknowledged votes {key} in the store")
+    clicks = figures.get("learn_users", 0) * figures.get("learn_clicks_asked", 0)
+    if clicks and figures.get("learn_clicks") != clicks:
+        problems.append(f"{clicks} Learn clicks asked, {figures.get('learn_clicks')} answered")
+    return problems
 
 
 if __name__ == "__main__":
