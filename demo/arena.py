@@ -24,6 +24,18 @@ from demo.store import Battle, Item, Matchup, Vote, VoteStore
 
 log = logging.getLogger(__name__)
 
+# what a repeated battle copies from the judged one
+_MATCHUP_FIELDS = (
+    "item",
+    "learner_a",
+    "learner_b",
+    "output_a",
+    "output_b",
+    "lm",
+    "decoding",
+    "seed",
+)
+
 
 def checked_item(word: str, examples: Sequence[str]) -> Item:
     """A person's own word and sentences, checked as the library checks them."""
@@ -76,6 +88,10 @@ class Arena:
     ) -> Battle:
         """Create a battle on `item` (None: a pool item) for `annotator` at `address`."""
         self.battle_limit.take(annotator=annotator, address=address)
+        if item is None:
+            earlier = self._repeat(annotator)
+            if earlier is not None:
+                return self.store.create_battle(earlier, annotator=annotator)
         pooled, a, b, seed = self.pick()
         item = item or pooled
         canned = [self._canned.get((item, name)) for name in (a, b)]
@@ -100,6 +116,18 @@ class Arena:
         """Record the one vote a battle takes (VoteRefused for unknown, replayed or others')."""
         self.vote_limit.take(annotator=annotator, address=address)
         return self.store.record_vote(str(battle_id or "").strip(), choice, annotator)  # type: ignore[arg-type]
+
+    def _repeat(self, annotator: str) -> Matchup | None:
+        """Now and then (repeat_share), another annotator's judged battle, shown unchanged."""
+        with self._rng_lock:
+            draw = self._rng.random()
+        if draw >= self.settings.repeat_share:
+            return None
+        earlier = self.store.repeat_candidate(annotator)
+        if earlier is None:
+            return None
+        fields = {name: getattr(earlier, name) for name in _MATCHUP_FIELDS}
+        return Matchup(**fields, repeat_of=earlier.battle_id)
 
     def prefill(self, items: Sequence[Item], definitions: dict[str, str]) -> None:
         """Ready-made definitions per learner for these items, used instead of sampling (the

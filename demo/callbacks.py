@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from backends.pipeline import LearnResult
 from demo import engine
 from demo.arena import Arena, checked_item
-from demo.boards import Boards
+from demo.boards import SENTENCES, Boards
 from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
 from demo.identity import Identities, Who
 from demo.items import split_sentences
@@ -151,21 +151,30 @@ class Callbacks:
                 f" The real word behind “{literal(vote.item.word)}” is "
                 f"**{literal(vote.item.answer)}**."
             )
+        mine = self.store.count_votes("human", annotator=annotator)
+        reveal += f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."
         return {"reveal": reveal, "voting_open": False}
 
     # ---- Leaderboard tab
 
-    def leaderboards(self) -> dict[str, Any]:
-        """Both boards, human and automatic, each with its table and win-rate heat map."""
+    def leaderboards(self, sentences: str = "all") -> dict[str, Any]:
+        """Both boards, human and automatic, over battles that showed `sentences` sentences:
+        each with its plain and style-controlled tables, agreement, and win-rate heat map."""
+        sentences = _choice(sentences, SENTENCES, "number of sentences")
         out: dict[str, Any] = {}
         for judge in JUDGES:
-            board = self.boards.board(judge)  # type: ignore[arg-type]
+            board = self.boards.board(judge, sentences)  # type: ignore[arg-type]
             out[f"{judge}_table"] = board.table()
+            out[f"{judge}_style"] = board.style_table()
             out[f"{judge}_heat"] = win_rate_figure(
                 board.ratings.learners, board.win_rate, f"{JUDGE_TITLES[judge]}: win rates"
             )
             plural = "" if board.votes == 1 else "s"
-            out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}"
+            out[f"{judge}_note"] = (
+                f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}. "
+                f"Inter-annotator agreement: {board.agreement.summary()}."
+            )
+            out[f"{judge}_style_note"] = _style_note(board)
         return out
 
     def export(self, fmt: str, judge: str, who: Who | None = None) -> dict[str, Any]:
@@ -183,6 +192,18 @@ class Callbacks:
         """Release the store and remove the export folder."""
         self.store.close()
         self.exports.close()
+
+
+def _style_note(board) -> str:
+    """What the style-controlled table means, with the length effect the fit found."""
+    effect, (low, high) = board.style.length_effect, board.style.length_ci
+    if not board.style.rows:
+        return "Style-controlled scores appear with the first votes."
+    return (
+        "Bradley–Terry with the definitions' length difference held fixed (as LMArena's style "
+        f"control): a definition as long again as the other gains {effect / 3:+.0f} points "
+        f"on its own (95% interval {low / 3:+.0f} to {high / 3:+.0f})."
+    )
 
 
 def _choice(value: str, options, what: str) -> str:

@@ -18,8 +18,10 @@ from backends.inputs import MAX_DEFINITION_CHARS, MAX_EXAMPLES, MAX_WORD_CHARS
 from backends.learners import learner_names
 from backends.models import LM_PRESETS
 from backends.settings import load_settings
+from demo.boards import SENTENCES
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
+from demo.guidelines import GUIDELINES, SHORTCUTS_NOTE
 from demo.identity import Who, client_address
 from demo.items import ready_examples
 from demo.settings import DemoSettings
@@ -134,6 +136,9 @@ def _arena_tab() -> Components:
         "Two anonymous learners define the same word. Start a battle on a prepared word, "
         "or on your own word and sentences; then say which definition is better."
     )
+    with gr.Accordion("Guidelines for judging", open=True, elem_id="guidelines"):
+        gr.Markdown(GUIDELINES)
+    gr.Markdown(SHORTCUTS_NOTE, elem_id="shortcuts")
     with gr.Row():
         ui["battle_pool"] = gr.Button(
             "Battle on a prepared word", variant="primary", elem_id="battle-pool"
@@ -166,10 +171,16 @@ def _arena_tab() -> Components:
 
 def _leaderboard_tab() -> Components:
     ui: Components = {}
-    ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
+    with gr.Row():
+        ui["sentences_shown"] = gr.Radio(
+            list(SENTENCES), value="all", label="Battles that showed this many sentences"
+        )
+        ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
     for judge in JUDGES:
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
         ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
+        ui[f"{judge}_style_note"] = gr.Markdown(elem_id=f"{judge}-style-note")
+        ui[f"{judge}_style"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-style")
         ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
     with gr.Accordion("Export votes", open=False):
         with gr.Row():
@@ -250,7 +261,12 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
             api_name=f"vote_{choice}",
             concurrency_limit=parallel,
         )
-        event.success(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
+        event.success(
+            _board_handler(cb, ui),
+            [ui["sentences_shown"]],
+            _board_outputs(ui),
+            api_visibility="private",
+        )
 
 
 def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice: str) -> Callable:
@@ -263,12 +279,13 @@ def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice:
 
 
 def _board_outputs(ui: Components) -> list[Any]:
-    return [ui[f"{j}_{part}"] for j in JUDGES for part in ("note", "table", "heat")]
+    parts = ("note", "table", "style_note", "style", "heat")
+    return [ui[f"{j}_{part}"] for j in JUDGES for part in parts]
 
 
 def _board_handler(cb: Callbacks, ui: Components) -> Callable:
-    def on_leaderboard():
-        return _keyed(_guarded(cb.leaderboards), ui)
+    def on_leaderboard(sentences="all"):
+        return _keyed(_guarded(cb.leaderboards, sentences), ui)
 
     return on_leaderboard
 
@@ -276,10 +293,12 @@ def _board_handler(cb: Callbacks, ui: Components) -> Callable:
 def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any) -> None:
     parallel = settings.event_concurrency
     refresh = _board_handler(cb, ui)
+    shown = [ui["sentences_shown"]]
     ui["refresh"].click(
-        refresh, None, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
+        refresh, shown, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
     )
-    tab.select(refresh, None, _board_outputs(ui), api_visibility="private")
+    ui["sentences_shown"].change(refresh, shown, _board_outputs(ui), api_visibility="private")
+    tab.select(refresh, shown, _board_outputs(ui), api_visibility="private")
 
     def on_export(fmt, judge, request: gr.Request):
         return _keyed(_guarded(cb.export, fmt, judge, _who(settings, None, request, None)), ui)
@@ -321,7 +340,12 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
         _wire_board(cb, ui, settings, board_tab)
         # a browser without a valid signed id (new, or forged) gets a fresh one from the server
         app.load(cb.browser_id, browser_id, browser_id, api_visibility="private")
-        app.load(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
+        app.load(
+            _board_handler(cb, ui),
+            [ui["sentences_shown"]],
+            _board_outputs(ui),
+            api_visibility="private",
+        )
     return app.queue(
         max_size=settings.queue_size, default_concurrency_limit=settings.default_concurrency
     )

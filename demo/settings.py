@@ -67,6 +67,9 @@ class DemoSettings:
     # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
     # new ids after a restart. Set a long random one where votes should keep their annotator.
     id_secret: str = ""
+    # Share of pool battles that show someone else's judged battle again, unchanged, so the
+    # leaderboard can report inter-annotator agreement (NONCE_REPEAT_SHARE).
+    repeat_share: float = 0.1
     # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
     embedding_cache_size: int = 512
     # How each battle's two definitions are sampled (NONCE_ARENA_TEMPERATURE, NONCE_ARENA_TOP_K).
@@ -120,6 +123,7 @@ def load_demo_settings() -> DemoSettings:
         learn_learners=_names("NONCE_LEARN_LEARNERS"),
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
+        repeat_share=float(_env("NONCE_REPEAT_SHARE", str(base.repeat_share))),
         arena_decoding=Decoding(
             temperature=float(
                 _env("NONCE_ARENA_TEMPERATURE", str(base.arena_decoding.temperature))

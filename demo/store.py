@@ -99,6 +99,8 @@ class Matchup:
     # None for greedy or canned definitions and for rows stored before sampling existed
     decoding: str | None = None
     seed: int | None = None
+    # the battle this one shows again to another annotator (for their agreement), if any
+    repeat_of: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +136,8 @@ _metadata = MetaData()
 _SHARED = ("word", "examples", "learner_a", "learner_b", "output_a", "output_b", "lm")
 # Columns added after stores already held votes: nullable, so older rows keep NULL, and
 # added to an existing database by `_add_missing_columns` when it is opened.
-_ADDED = {"answer": Text, "decoding": Text, "seed": BigInteger}
+_ADDED = {"answer": Text, "decoding": Text, "seed": BigInteger, "repeat_of": Text}
+_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of")  # Matchup fields stored as they are
 _COPIED = (*_SHARED, *_ADDED)  # what a vote copies from its battle
 
 
@@ -213,7 +216,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _matchup_fields(row: Any) -> dict[str, Any]:
-    fields = {name: getattr(row, name) for name in (*_SHARED[2:], "decoding", "seed")}
+    fields = {name: getattr(row, name) for name in (*_SHARED[2:], *_MATCHUP_EXTRAS)}
     return {"item": Item(row.word, tuple(json.loads(row.examples)), row.answer), **fields}
 
 
@@ -391,20 +394,41 @@ class VoteStore:
         with _available("read votes"), self.engine.connect() as conn:
             return [_row_to_vote(row) for row in conn.execute(query)]
 
-    def count_votes(self, judge: Judge | None = None) -> int:
-        """How many votes are stored, optionally of one kind of judge."""
+    def count_votes(self, judge: Judge | None = None, annotator: str | None = None) -> int:
+        """How many votes are stored, optionally of one kind of judge or one annotator."""
         query = select(func.count()).select_from(votes)
         if judge is not None:
             _check(judge, JUDGES, "judge", ValueError)
             query = query.where(votes.c.judge == judge)
+        if annotator is not None:
+            query = query.where(votes.c.annotator == annotator)
         with _available("count votes"), self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
+
+    def repeat_candidate(self, annotator: str) -> Vote | None:
+        """A random human vote by someone else, on a battle not shown again yet and not itself
+        a repeat: the matchup to show `annotator` for inter-annotator agreement."""
+        repeated = select(battles.c.repeat_of).where(battles.c.repeat_of.is_not(None))
+        query = (
+            select(votes)
+            .where(
+                votes.c.judge == "human",
+                votes.c.annotator != annotator,
+                votes.c.repeat_of.is_(None),
+                votes.c.battle_id.not_in(repeated),
+            )
+            .order_by(func.random())
+            .limit(1)
+        )
+        with _available("read votes"), self.engine.connect() as conn:
+            row = conn.execute(query).one_or_none()
+        return None if row is None else _row_to_vote(row)
 
 
 def _new_battle(matchup: Matchup, annotator: str, judge: Judge, now: datetime) -> Battle:
     if matchup.learner_a == matchup.learner_b:
         raise ValueError(f"a battle needs two different learners, got {matchup.learner_a!r} twice")
-    fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:], "decoding", "seed")}
+    fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:], *_MATCHUP_EXTRAS)}
     token = secrets.token_urlsafe(16)
     return Battle(**fields, id=token, annotator=annotator, judge=judge, created_at=now)
 

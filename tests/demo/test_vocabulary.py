@@ -12,7 +12,7 @@ from demo.vocabulary import JUDGES, VOTE_BUTTONS, VOTE_SAID, VOTE_VALUES
 
 
 def test_every_vote_has_an_outcome_a_button_and_a_phrase():
-    assert set(ratings._CODE) == set(VOTE_VALUES) == set(VOTE_BUTTONS) == set(VOTE_SAID)
+    assert set(ratings.OUTCOME_CODE) == set(VOTE_VALUES) == set(VOTE_BUTTONS) == set(VOTE_SAID)
     assert ratings.OUTCOMES == VOTE_VALUES and JUDGES == ("human", "auto")
 
 

@@ -79,6 +79,7 @@ def prefill_canned(callbacks, text: str = CANNED) -> None:
 def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
     """(url, callbacks, app): the app running in this process on a loopback port."""
     from demo.callbacks import Callbacks
+    from demo.guidelines import SHORTCUTS_HEAD
     from demo.layout import build_app
 
     callbacks = Callbacks(settings)
@@ -86,7 +87,13 @@ def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
         prefill_canned(callbacks)
     app = build_app(settings, callbacks)
     port = port or free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    app.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        head=SHORTCUTS_HEAD,  # as app.py launches it
+    )
     return f"http://127.0.0.1:{port}/", callbacks, app
 
 
