@@ -22,6 +22,7 @@ from demo import engine
 from demo.arena import Arena, checked_item
 from demo.boards import SENTENCES, Boards
 from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
+from demo.hub import HubMirror
 from demo.identity import Identities, Who
 from demo.items import split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
@@ -48,7 +49,12 @@ class LearnView:
 class Callbacks:
     """The app's actions over one store, definition cache, arena and leaderboards."""
 
-    def __init__(self, settings: DemoSettings, store: VoteStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: DemoSettings,
+        store: VoteStore | None = None,
+        mirror: HubMirror | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store or VoteStore.open(settings.db_target)
         self.cache = engine.EmbeddingCache(settings.embedding_cache_size)
@@ -58,6 +64,11 @@ class Callbacks:
         self.exports = ExportFolder(settings.export_files_kept)
         # an export reads every vote: a few per minute per client address
         self.export_limit = TokenBuckets({"address": settings.export_limit}, "exports")
+        if mirror is None and settings.hub_dataset:  # NONCE_HUB_DATASET: votes outlive the Space
+            mirror = HubMirror.start(
+                settings.hub_dataset, settings.cache_dir / "hub-mirror", settings.hub_every_minutes
+            )
+        self.mirror = mirror
 
     # ---- Learn tab
 
@@ -142,6 +153,11 @@ class Callbacks:
         """Record the vote, then reveal which learner was which."""
         annotator = self.identities.annotator(who)
         vote = self.arena.vote(battle_id, choice, annotator, address=who.address)
+        if self.mirror is not None:
+            try:
+                self.mirror.record(vote)
+            except OSError as err:  # the vote is stored; only its copy for the Hub is late
+                log.error("hub mirror could not append vote %s: %s", vote.battle_id, err)
         reveal = (
             f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
@@ -189,9 +205,11 @@ class Callbacks:
         return {"export_file": str(path), "export_note": f"{count} votes exported as {fmt}."}
 
     def close(self) -> None:
-        """Release the store and remove the export folder."""
+        """Release the store, remove the export folder, stop the hub mirror."""
         self.store.close()
         self.exports.close()
+        if self.mirror is not None:
+            self.mirror.stop()
 
 
 def _style_note(board) -> str:

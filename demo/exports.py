@@ -1,8 +1,10 @@
-"""Votes out of the store: JSONL and CSV files, a Hugging Face dataset folder, safe file names.
+"""Votes out of the store: JSONL, CSV and Parquet files, a Hugging Face dataset folder (each
+loadable with `datasets.load_dataset`), and safe file names.
 
 Every format carries the same flat record per vote (`vote_record`, fields `EXPORT_FIELDS`).
 
-    count = export_votes(store, "votes.jsonl", "jsonl", judge="human")
+    count = export_votes(store, "votes.parquet", "parquet", judge="human")
+    export_hf_dataset(store, "nonce-votes/", fmt="parquet")  # data/ + README.md card
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Literal, TextIO, get_args
 from demo.store import Vote, VoteStore
 from demo.vocabulary import JUDGES, VOTE_VALUES, Judge
 
-ExportFormat = Literal["jsonl", "csv"]
+ExportFormat = Literal["jsonl", "csv", "parquet"]
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
 EXPORT_FIELDS = (
     "battle_id",
@@ -33,6 +35,7 @@ EXPORT_FIELDS = (
     "lm",
     "decoding",  # JSON of the battle's sampling settings; null for greedy or canned outputs
     "seed",
+    "repeat_of",  # the battle this one showed again to another annotator; null otherwise
     "vote",
     "annotator",
     "judge",
@@ -56,13 +59,17 @@ def export_votes(
     fmt: ExportFormat = "jsonl",
     judge: Judge | None = None,
 ) -> int:
-    """Write votes as JSONL or CSV to a path chosen by the caller, or an open text file."""
+    """Write votes as JSONL, CSV or Parquet to a path chosen by the caller, or JSONL/CSV to an
+    open text file."""
     if fmt not in EXPORT_FORMATS:
-        raise ValueError(
-            f"unknown export format {str(fmt)[:40]!r}; valid: {', '.join(EXPORT_FORMATS)}"
-        )
+        valid = ", ".join(EXPORT_FORMATS)
+        raise ValueError(f"unknown export format {str(fmt)[:40]!r}; valid: {valid}")
+    if fmt == "parquet" and not isinstance(dest, (str, Path)):
+        raise ValueError("Parquet is binary: give a file path, not a text stream")
     records = [vote_record(vote) for vote in store.votes(judge)]
-    if isinstance(dest, (str, Path)):
+    if fmt == "parquet":
+        _write_parquet(records, Path(dest))  # type: ignore[arg-type]
+    elif isinstance(dest, (str, Path)):
         with open(dest, "w", encoding="utf-8", newline="") as file:
             _write(records, file, fmt)
     else:
@@ -81,16 +88,38 @@ def _write(records: list[dict[str, Any]], file: TextIO, fmt: ExportFormat) -> No
         writer.writerow({**record, "examples": json.dumps(record["examples"], ensure_ascii=False)})
 
 
-def export_hf_dataset(store: VoteStore, folder: str | Path, judge: Judge | None = None) -> Path:
-    """Write a Hugging Face dataset folder: data/votes.jsonl and a README.md dataset card."""
+def _parquet_schema():
+    import pyarrow as pa
+
+    types = {"examples": pa.list_(pa.string()), "seed": pa.int64()}
+    return pa.schema([(name, types.get(name, pa.string())) for name in EXPORT_FIELDS])
+
+
+def _write_parquet(records: list[dict[str, Any]], path: Path) -> None:
+    """One Parquet file with a fixed schema, so even an empty export has typed columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {name: [r[name] for r in records] for name in EXPORT_FIELDS}
+    pq.write_table(pa.table(columns, schema=_parquet_schema()), path)
+
+
+def export_hf_dataset(
+    store: VoteStore,
+    folder: str | Path,
+    judge: Judge | None = None,
+    fmt: ExportFormat = "parquet",
+) -> Path:
+    """Write a Hugging Face dataset folder: data/votes.<fmt> and a README.md dataset card."""
     root = Path(folder)
     (root / "data").mkdir(parents=True, exist_ok=True)
-    count = export_votes(store, root / "data" / "votes.jsonl", "jsonl", judge)
-    (root / "README.md").write_text(dataset_card(count, judge, "data/votes.jsonl"), "utf-8")
+    data_file = f"data/votes.{fmt}"
+    count = export_votes(store, root / data_file, fmt, judge)
+    (root / "README.md").write_text(dataset_card(count, judge, data_file), "utf-8")
     return root
 
 
-def dataset_card(count: int, judge: Judge | None, data_file: str) -> str:
+def dataset_card(count: int | None, judge: Judge | None, data_file: str) -> str:
     """A dataset card whose front matter points `datasets.load_dataset` at `data_file`."""
     judges = judge or " and ".join(JUDGES)
     return (
@@ -103,11 +132,13 @@ def dataset_card(count: int, judge: Judge | None, data_file: str) -> str:
         f"    path: {data_file}\n"
         "---\n\n"
         "# Nonce Arena votes\n\n"
-        f"{count} blind pairwise judgments ({judges} judges) of definitions that learners gave\n"
+        f"{'' if count is None else f'{count} '}blind pairwise judgments ({judges} judges) of "
+        "definitions that learners gave\n"
         f"for made-up words. Each row: {', '.join(EXPORT_FIELDS)}.\n"
         f"vote is one of {' | '.join(VOTE_VALUES)}; created_at is UTC; decoding is the JSON of\n"
         "the sampling settings behind both definitions and seed the battle's seed (null for\n"
-        "rows without sampling); answer is the real word behind a prepared item's made-up one.\n"
+        "rows without sampling); answer is the real word behind a prepared item's made-up one;\n"
+        "repeat_of names the battle a row showed again to a second annotator (agreement).\n"
         "Annotator ids are pseudonymous: a salted hash of a login or a server-issued id.\n"
     )
 

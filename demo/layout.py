@@ -21,6 +21,7 @@ from backends.settings import load_settings
 from demo.boards import SENTENCES
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
+from demo.exports import EXPORT_FORMATS
 from demo.guidelines import GUIDELINES, SHORTCUTS_NOTE
 from demo.identity import Who, client_address
 from demo.items import ready_examples
@@ -184,7 +185,7 @@ def _leaderboard_tab() -> Components:
         ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
     with gr.Accordion("Export votes", open=False):
         with gr.Row():
-            ui["export_format"] = gr.Radio(["jsonl", "csv"], value="jsonl", label="Format")
+            ui["export_format"] = gr.Radio(list(EXPORT_FORMATS), value="jsonl", label="Format")
             ui["export_judge"] = gr.Radio([*JUDGES, "all"], value="human", label="Judge")
         ui["export"] = gr.Button("Export")
         ui["export_note"] = gr.Markdown()

@@ -62,6 +62,11 @@ class DemoSettings:
     # Gradio's cache of served files (exports, plots): every `[0]` s, delete those older than
     # `[1]` s.
     delete_cache: tuple[int, int] = (600, 600)
+    # Mirror every vote to this Hugging Face dataset repo (owner/name) every
+    # `hub_every_minutes` (NONCE_HUB_DATASET, NONCE_HUB_EVERY_MINUTES); empty = off. Needs a
+    # write token in HF_TOKEN; the files wait in cache_dir/hub-mirror between pushes.
+    hub_dataset: str = ""
+    hub_every_minutes: float = 5.0
     # Salt hashed into annotator ids, so stored ids cannot be matched to logins (NONCE_ID_SALT).
     id_salt: str = "nonce-arena"
     # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
@@ -136,6 +141,8 @@ def load_demo_settings() -> DemoSettings:
         address_battle_limit=_rate("NONCE_ADDRESS_BATTLES_PER_MIN", base.address_battle_limit),
         address_vote_limit=_rate("NONCE_ADDRESS_VOTES_PER_MIN", base.address_vote_limit),
         export_limit=_rate("NONCE_EXPORTS_PER_MIN", base.export_limit),
+        hub_dataset=_env("NONCE_HUB_DATASET"),
+        hub_every_minutes=float(_env("NONCE_HUB_EVERY_MINUTES", str(base.hub_every_minutes))),
         queue_size=int(_env("NONCE_QUEUE_SIZE", str(base.queue_size))),
         trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),

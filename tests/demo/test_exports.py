@@ -15,7 +15,7 @@ from demo.exports import (
     safe_export_name,
     vote_record,
 )
-from demo.store import Vote, VoteStore
+from demo.store import Matchup, Vote, VoteStore
 from tests.demo.test_store import ITEM, MATCHUP
 
 
@@ -49,15 +49,16 @@ def test_csv_export_round_trips(vote_store: VoteStore) -> None:
 
 
 def test_export_refuses_unknown_format(vote_store: VoteStore) -> None:
-    with pytest.raises(ValueError, match="'xml'; valid: jsonl, csv"):
+    with pytest.raises(ValueError, match="'xml'; valid: jsonl, csv, parquet"):
         export_votes(vote_store, io.StringIO(), "xml")  # type: ignore[arg-type]
 
 
 def test_hf_dataset_layout(vote_store: VoteStore, tmp_path: Path) -> None:
     _voted(vote_store)
-    root = export_hf_dataset(vote_store, tmp_path / "dataset")
+    root = export_hf_dataset(vote_store, tmp_path / "dataset", fmt="jsonl")
     card = (root / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "path: data/votes.jsonl" in card
+    assert "2 blind pairwise judgments" in card
     assert len((root / "data" / "votes.jsonl").read_text(encoding="utf-8").splitlines()) == 2
 
 
@@ -86,3 +87,32 @@ def test_export_folder_keeps_only_the_newest_files(tmp_path: Path) -> None:
         folder.new_path("../escape.jsonl")
     folder.close()
     assert not folder.root.exists()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_every_format_loads_with_datasets(
+    sqlite_store: VoteStore, tmp_path: Path, fmt, monkeypatch
+):
+    """The dataset folder round-trips through `datasets.load_dataset`, offline."""
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    votes = _voted(sqlite_store)
+    sampled = Matchup(ITEM, "hice", "additive", "x", "y", "lm", decoding='{"t": 1}', seed=9)
+    battle = sqlite_store.create_battle(sampled, "anon-3")
+    votes.append(sqlite_store.record_vote(battle.id, "tie", "anon-3"))
+    root = export_hf_dataset(sqlite_store, tmp_path / fmt, fmt=fmt)
+    loaded = datasets.load_dataset(str(root), split="train", cache_dir=str(tmp_path / "cache"))
+    assert loaded.num_rows == 3 and tuple(loaded.column_names) == EXPORT_FIELDS
+    rows = list(loaded)
+    for row, vote in zip(rows, votes, strict=True):
+        record = vote_record(vote)
+        if fmt == "csv":  # CSV has no lists: examples stays the JSON text it was written as
+            record["examples"] = json.dumps(record["examples"], ensure_ascii=False)
+        assert row == record, fmt
+    assert rows[2]["seed"] == 9 and rows[0]["seed"] is None
+
+
+def test_parquet_needs_a_path(vote_store: VoteStore) -> None:
+    with pytest.raises(ValueError, match="Parquet is binary"):
+        export_votes(vote_store, io.StringIO(), "parquet")
