@@ -54,7 +54,7 @@ class Arena:
         rng: random.Random | None = None,
     ) -> None:
         self.settings, self.store, self.cache = settings, store, cache
-        self.decoding = settings.arena_decoding
+        self.sampling = settings.arena_sampling
         self._canned: dict[tuple[Item, str], str] = {}
         self.learners = parse_learners(list(settings.arena_learners) or learner_names())
         if len(self.learners) < 2:
@@ -104,11 +104,11 @@ class Arena:
                 [a, b],
                 lm=lm,
                 configs=self.configs,
-                decoding=self.decoding,
-                seed=seed,
+                decoding=self.sampling.decoding(seed),
+                max_new_tokens=self.sampling.max_new_tokens,
                 cache=self.cache,
             )
-            texts, decoding, seed_kept = [found[a], found[b]], self.decoding.as_json(), seed
+            texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
         matchup = Matchup(item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept)
         return self.store.create_battle(matchup, annotator=annotator)
 

@@ -19,10 +19,11 @@ from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
 from backends.settings import Device, load_settings, resolve_device
 from demo.gpu import gpu
-from demo.sampling import Decoding, define_sampled
+from demo.sampling import define_sampled
 from demo.store import Item
 
 if TYPE_CHECKING:  # the pipeline (transformers, faiss, scikit-learn) loads on first use
+    from backends.decoding import Decoding
     from backends.learners.base import NonceEmbedding
     from backends.pipeline import LearnResult
 
@@ -152,11 +153,12 @@ def run_battle(
     lm: str | None,
     configs: dict | None,
     decoding: Decoding,
-    seed: int,
+    max_new_tokens: int,
     cache: EmbeddingCache,
 ) -> dict[str, str]:
-    """Each learner's embedding of the item (cached, or learned now), then one sampled batch
-    of definitions seeded by the battle; under the LM lock (GPU-bound on a ZeroGPU Space)."""
+    """Each learner's embedding of the item (cached, or learned now), then one batch of
+    definitions decoded as the battle says (seeded sampling); under the LM lock (GPU-bound on
+    a ZeroGPU Space)."""
     from backends.learners import load_learner
     from backends.pipeline import load_lm
 
@@ -172,7 +174,7 @@ def run_battle(
                 embedding = learner.learn(nonce_lm, item.word, checked)
                 cache.put(key, embedding)
             embeddings.append(embedding)
-        texts = define_sampled(nonce_lm, embeddings, decoding, seed)
+        texts = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens)
     return dict(zip(learners, texts, strict=True))
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from backends.settings import load_settings as load_library_settings
-from demo.sampling import Decoding
+from demo.sampling import ArenaSampling
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -78,7 +78,7 @@ class DemoSettings:
     # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
     embedding_cache_size: int = 512
     # How each battle's two definitions are sampled (NONCE_ARENA_TEMPERATURE, NONCE_ARENA_TOP_K).
-    arena_decoding: Decoding = Decoding()
+    arena_sampling: ArenaSampling = ArenaSampling()
     # Bootstrap resamples behind the leaderboard's 95% intervals.
     leaderboard_rounds: int = 100
     # Cheap events (battles from the cache, votes, leaderboard) served in parallel.
@@ -129,11 +129,11 @@ def load_demo_settings() -> DemoSettings:
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
         repeat_share=float(_env("NONCE_REPEAT_SHARE", str(base.repeat_share))),
-        arena_decoding=Decoding(
+        arena_sampling=ArenaSampling(
             temperature=float(
-                _env("NONCE_ARENA_TEMPERATURE", str(base.arena_decoding.temperature))
+                _env("NONCE_ARENA_TEMPERATURE", str(base.arena_sampling.temperature))
             ),
-            top_k=int(_env("NONCE_ARENA_TOP_K", str(base.arena_decoding.top_k))),
+            top_k=int(_env("NONCE_ARENA_TOP_K", str(base.arena_sampling.top_k))),
             max_new_tokens=base.max_new_tokens,
         ),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),

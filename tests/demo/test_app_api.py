@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from demo.engine import run_battle
-from demo.sampling import Decoding
+from demo.sampling import replay
 from demo.settings import DemoSettings, RateLimit
 from tests.tools.loadtest import client_of, launch
 
@@ -67,15 +67,16 @@ def test_learn_battle_vote_leaderboard(served):
     assert word == "wug" and "<script>alert(1)</script>" in sentences
     battle = callbacks.store.get_battle(battle_id)
     assert (battle.output_a, battle.output_b) == (definition_a, definition_b)
-    assert battle.seed is not None and json.loads(battle.decoding)["temperature"] > 0
-    # the stored seed and decoding give the battle's texts again
+    assert json.loads(battle.decoding)["seed"] == battle.seed is not None
+    # the stored decoding gives the battle's texts again
+    decoding, max_new_tokens = replay(battle.decoding)
     again = run_battle(
         battle.item,
         [battle.learner_a, battle.learner_b],
         lm=battle.lm,
         configs=callbacks.arena.configs,
-        decoding=Decoding(**json.loads(battle.decoding)),
-        seed=battle.seed,
+        decoding=decoding,
+        max_new_tokens=max_new_tokens,
         cache=callbacks.cache,
     )
     assert [again[battle.learner_a], again[battle.learner_b]] == [definition_a, definition_b]

@@ -40,7 +40,8 @@ def test_each_battle_samples_new_texts_and_stores_how(cb):
     battles = [cb.store.get_battle(s["battle_id"]) for s in shown]
     assert len({b.seed for b in battles}) == 8
     assert all(
-        json.loads(b.decoding) == json.loads(cb.settings.arena_decoding.as_json()) for b in battles
+        json.loads(b.decoding) == json.loads(cb.settings.arena_sampling.as_json(b.seed))
+        for b in battles
     )
     texts = [t for s in shown for t in (s["definition_a"], s["definition_b"])]
     assert len(set(texts)) >= 14  # 16 sampled texts on one item, almost all different
