@@ -37,6 +37,8 @@ def _start(db: Path, folder: Path, port: int) -> subprocess.Popen:
         "NONCE_ARENA_LEARNERS": "centroid,prompting",
         "NONCE_VOTES_PER_MIN": "1000000",
         "NONCE_BATTLES_PER_MIN": "1000000",
+        "NONCE_ADDRESS_VOTES_PER_MIN": "1000000",  # every client here is 127.0.0.1
+        "NONCE_ADDRESS_BATTLES_PER_MIN": "1000000",
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
     }
