@@ -1,4 +1,5 @@
-"""The real page in headless Chromium: Learn, an arena vote, the leaderboard (tests/browser/)."""
+"""The real page in headless Chromium: Learn, two arena votes by keyboard shortcut, the
+leaderboard with agreement and the style-controlled board (tests/browser/)."""
 
 from __future__ import annotations
 
@@ -49,9 +50,17 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
         callbacks.close()
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert "0 votes" in report["before"] and "1 vote" in report["after"]
+    assert "0 votes" in report["before"] and "2 votes" in report["after"]
     assert all(name in report["cards"] for name in FAST)
     assert "<img src=x" in report["shownSentences"] and report["xss"] is None
-    assert "A was" in report["reveal"]
+    assert "How to judge" in report["guidelines"]
+    # the keyboard voted: A on the first battle, N for the next one, T on it
+    assert "A is better" in report["reveal"]
+    assert "You have judged 1 battle" in report["reveal"]
+    assert report["changed"] and "a tie" in report["secondReveal"]
+    assert "You have judged 2 battles" in report["secondReveal"]
+    assert "Inter-annotator agreement" in report["after"]
+    assert all(name in report["styleTable"] for name in FAST)
+    assert "length difference held fixed" in report["styleNote"]
     for shot in ("learn.png", "arena.png", "leaderboard.png"):
         assert (artifacts / shot).stat().st_size > 10_000

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from demo.settings import DemoSettings
+from demo.store import VoteStore
 from tests.tools.loadtest import FAST_LEARNERS, OPEN, check_loopback, client_of, launch
 
 
@@ -95,21 +96,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=90.0)
     parser.add_argument("--battles", type=int, default=40)
     parser.add_argument("--url", help="a running app on this machine (default: launch one)")
+    parser.add_argument("--db", help="with --url: its vote store, to count annotators")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="nonce-abuse-") as folder:
         settings = _settings(Path(folder), args.mode)
         if args.url:
             url, callbacks = check_loopback(args.url), None
+            store = VoteStore.open(args.db) if args.db else None
         else:
             url, callbacks, _app = launch(settings, canned=args.mode == "rotate")
+            store = callbacks.store
         start = time.perf_counter()
         if args.mode == "rotate":
             figures = rotate(url, args.threads, args.seconds)
             limit = settings.address_vote_limit
             figures["one_persons_limit"] = int(limit.burst + limit.per_minute * args.seconds / 60)
             ok = figures["votes"] <= figures["one_persons_limit"]
-            if callbacks is not None:
-                stored = {v.annotator for v in callbacks.store.votes("human")}
+            if store is not None:
+                stored = {v.annotator for v in store.votes("human")}
                 figures["annotators_in_store"] = len(stored)
                 ok = ok and len(stored) <= figures["connections"]
         else:
