@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import threading
 from collections.abc import Sequence
 
@@ -76,8 +77,9 @@ class Arena:
         with self._rng_lock:
             item = self._rng.choice(self.pool)
             a, b = self._rng.sample(self.learners, 2)
-            seed = self._rng.getrandbits(31)
-        return item, a, b, seed
+        # from the OS's generator, not the Mersenne Twister above: exports publish seeds, and
+        # enough of those would let someone predict the next battle's seed and texts
+        return item, a, b, secrets.randbits(31)
 
     def new_battle(
         self,

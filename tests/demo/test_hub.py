@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import Future
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -37,6 +38,12 @@ class RecordingApi:
     def create_commit(self, **kwargs):
         self.calls.append(("create_commit", kwargs["repo_id"], kwargs))
         return SimpleNamespace(commit_url="https://huggingface.co/commit/1")
+
+    def run_as_future(self, fn, *args, **kwargs):
+        """The scheduler's thread pushes through this; run it here (no thread pool)."""
+        done = Future()
+        done.set_result(fn(*args, **kwargs))
+        return done
 
 
 def _store(tmp_path: Path, votes: int) -> VoteStore:
@@ -88,10 +95,14 @@ def test_the_mirror_appends_each_vote_and_commits_the_folder(tmp_path):
     lines = mirror.file.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [vote_record(v) for v in cb.store.votes()]
     mirror.scheduler.push_to_hub()  # what the scheduler's thread does every 60 minutes
-    (_, _, created), (_, repo, commit) = api.calls
+    (kind, repo, created), *commits = api.calls  # its thread may also have pushed at start
+    assert kind == "create_repo" and repo == "me/nonce-votes"
     assert created["repo_type"] == "dataset" and created["private"] is True
-    sent = sorted(op.path_in_repo for op in commit["operations"])
-    assert repo == "me/nonce-votes" and sent == ["README.md", f"data/{mirror.file.name}"]
+    assert {c[0] for c in commits} == {"create_commit"} and commits[-1][1] == "me/nonce-votes"
+    sent = {op.path_in_repo for c in commits for op in c[2]["operations"]}
+    assert sent == {"README.md", f"data/{mirror.file.name}"}
+    last = {op.path_in_repo for op in commits[-1][2]["operations"]}
+    assert f"data/{mirror.file.name}" in last  # the votes went in the last push
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "path: data/*.jsonl" in card
     cb.close()  # stops the scheduler too
