@@ -4,6 +4,8 @@ An embedded SQLite file (WAL mode) by default; the same code runs on PostgreSQL 
 so several app replicas can share one store. A battle takes at most one vote, enforced by a
 UNIQUE constraint in the database so it holds across threads, processes and replicas. Vote
 rows are never updated or deleted. Annotator ids arrive pseudonymous and are kept as given.
+Columns added since the first release (answer, decoding, seed, repeat_of) are nullable and
+are added to an older database when it is opened, so existing votes stay as they were.
 
     store = VoteStore.open("votes.db")
     item = Item("blicket", ("She fed the <nonce> twice a day.",))
