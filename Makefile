@@ -28,9 +28,12 @@ setup: system-deps $(STAMP)
 app: setup
 	HF_HUB_OFFLINE=1 $(PY) app.py
 
+# A failed install does not stop the tests: the browser test is then skipped, and says why.
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq chromium; } || true
-	@[ -d tests/browser/node_modules ] || { [ -f tests/browser/package.json ] && cd tests/browser && npm install --no-audit --no-fund --silent; } || true
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq chromium; } \
+	  || echo "browser test will be skipped: Chromium is not installed (needs root: apt-get install chromium)"
+	@[ -d tests/browser/node_modules ] || { [ -f tests/browser/package.json ] && cd tests/browser && npm install --no-audit --no-fund --silent; } \
+	  || echo "browser test will be skipped: npm install in tests/browser failed"
 
 # PostgreSQL server for the reliability tests (a throwaway cluster per run); skipped without it.
 TEST_APT_PACKAGES := postgresql
@@ -41,11 +44,12 @@ test-deps:
 
 # The default run: unit + integration tests on the real embedded models; slow
 # model-quality tests run only with NONCE_SLOW=1 (make test-all).
+# -ra lists every skipped test with its reason; the last lines say which suites did not run.
 test: setup browser-deps test-deps
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	@HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; status=$$?; $(PY) -m tests.tools.skips; exit $$status
 
 test-all: setup browser-deps test-deps
-	NONCE_SLOW=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	@NONCE_SLOW=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; status=$$?; NONCE_SLOW=1 $(PY) -m tests.tools.skips; exit $$status
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
@@ -53,5 +57,5 @@ lint: $(STAMP)
 # The full-size load test: 50 annotators x 10 000 votes on SQLite and on PostgreSQL,
 # and the Learn click under 5 concurrent users.
 load: setup test-deps
-	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --learn-users 5 --learn-clicks 2
-	HF_HUB_OFFLINE=1 $(PY) -m demo.loadtest --annotators 50 --votes 10000 --db postgres
+	HF_HUB_OFFLINE=1 $(PY) -m tests.tools.loadtest --annotators 50 --votes 10000 --learn-users 5 --learn-clicks 2
+	HF_HUB_OFFLINE=1 $(PY) -m tests.tools.loadtest --annotators 50 --votes 10000 --db postgres

@@ -5,9 +5,10 @@ python app.py    # http://localhost:7860 (GRADIO_SERVER_PORT / GRADIO_SERVER_NAM
 
 import logging
 
+from demo.guidelines import SHORTCUTS_HEAD
 from demo.layout import build_app
 from demo.settings import load_demo_settings
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    build_app(load_demo_settings()).queue().launch(show_error=False)
+    build_app(load_demo_settings()).launch(show_error=False, head=SHORTCUTS_HEAD)

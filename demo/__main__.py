@@ -1,4 +1,8 @@
-"""Command line for the web app's data: `python -m demo export --format jsonl --out votes.jsonl`."""
+"""Command line for the web app's data.
+
+python -m demo export --format jsonl --out votes.jsonl     # or csv, parquet
+python -m demo export --push-to-hub owner/nonce-votes      # a Parquet dataset + card
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,29 @@ import sys
 from pathlib import Path
 
 from backends.registry import one_of
+from demo.exports import EXPORT_FORMATS, export_votes, safe_export_name
+from demo.hub import check_repo_id, push_to_hub
 from demo.settings import load_demo_settings
-from demo.store import StoreUnavailable, VoteStore, safe_export_name
+from demo.store import StoreUnavailable, VoteStore
+from demo.vocabulary import JUDGES
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    export = commands.add_parser("export", help="write the stored votes to a JSONL or CSV file")
-    export.add_argument("--format", type=one_of("jsonl", "csv"), default="jsonl")
-    export.add_argument("--out", required=True, help="file to write ('-' for standard output)")
-    export.add_argument("--judge", type=one_of("human", "auto"), default=None, help="default: both")
+    export = commands.add_parser(
+        "export", help="write the stored votes to a file, or push them to a Hub dataset"
+    )
+    export.add_argument("--format", type=one_of(*EXPORT_FORMATS), default="jsonl")
+    where = export.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", help="file to write ('-' for standard output)")
+    where.add_argument(
+        "--push-to-hub",
+        metavar="REPO",
+        help="upload a Parquet dataset with its card to this Hugging Face dataset repo "
+        "(owner/name; private when created; token from HF_TOKEN or `hf auth login`)",
+    )
+    export.add_argument("--judge", type=one_of(*JUDGES), default=None, help="default: both")
     export.add_argument("--db", help="SQLite path or database URL (default: NONCE_DB)")
     export.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     return parser
@@ -57,9 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     try:
+        if args.push_to_hub:
+            check_repo_id(args.push_to_hub)  # before opening anything
         store = VoteStore.open(_checked_db(args.db or load_demo_settings().db_target))
+        if args.push_to_hub:
+            print(f"pushed: {push_to_hub(store, args.push_to_hub, args.judge)}")
+            return 0
         dest = sys.stdout if args.out == "-" else _checked_out(args.out, args.force)
-        count = store.export(dest, args.format, args.judge)
+        count = export_votes(store, dest, args.format, args.judge)
     except (StoreUnavailable, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

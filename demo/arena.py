@@ -1,33 +1,41 @@
 """The arena: blind battles between two learners on one word, created and judged server-side.
 
-The server picks the item and the learners, stores the battle (`VoteStore.create_battle`) and
-hands the page only the battle's unguessable id; a vote names that id and the store checks it
-belongs to the same annotator and has no vote yet, so a client can neither forge nor replay one.
+The server picks the item and the learners, samples both definitions for this battle alone
+(seeded per battle; the decoding and seed are stored with it, see demo/sampling.py), stores the
+battle (`VoteStore.create_battle`) and hands the page only the battle's unguessable id; a vote
+names that id and the store checks it belongs to the same annotator and has no vote yet, so a
+client can neither forge nor replay one, nor recognise a learner by a text seen before.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import secrets
 import threading
 from collections.abc import Sequence
 
 from backends.inputs import check_examples, check_word
 from backends.learners import learner_names, parse_learners
-from demo.engine import (
-    DefinitionCache,
-    cache_key,
-    learner_configs,
-    lm_name,
-    remember,
-    run_learn,
-)
+from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
 from demo.items import arena_pool
 from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
 from demo.store import Battle, Item, Matchup, Vote, VoteStore
 
 log = logging.getLogger(__name__)
+
+# what a repeated battle copies from the judged one
+_MATCHUP_FIELDS = (
+    "item",
+    "learner_a",
+    "learner_b",
+    "output_a",
+    "output_b",
+    "lm",
+    "decoding",
+    "seed",
+)
 
 
 def checked_item(word: str, examples: Sequence[str]) -> Item:
@@ -37,67 +45,95 @@ def checked_item(word: str, examples: Sequence[str]) -> Item:
 
 
 class Arena:
-    """Battles and votes over one store, with a definition cache and per-annotator limits."""
+    """Battles and votes over one store, with an embedding cache and rate limits."""
 
     def __init__(
         self,
         settings: DemoSettings,
         store: VoteStore,
-        cache: DefinitionCache,
+        cache: EmbeddingCache,
         rng: random.Random | None = None,
     ) -> None:
         self.settings, self.store, self.cache = settings, store, cache
+        self.sampling = settings.arena_sampling
+        self._canned: dict[tuple[Item, str], str] = {}
         self.learners = parse_learners(list(settings.arena_learners) or learner_names())
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)
         self.configs = learner_configs(settings.arena_tt_steps)
-        self.battle_limit = TokenBuckets(settings.battle_limit, "new battles")
-        self.vote_limit = TokenBuckets(settings.vote_limit, "votes")
+        self.battle_limit = TokenBuckets(
+            {"annotator": settings.battle_limit, "address": settings.address_battle_limit},
+            "new battles",
+        )
+        self.vote_limit = TokenBuckets(
+            {"annotator": settings.vote_limit, "address": settings.address_vote_limit}, "votes"
+        )
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
 
-    def pick(self) -> tuple[Item, str, str]:
-        """A random pool item and a random ordered pair of different learners."""
+    def pick(self) -> tuple[Item, str, str, int]:
+        """A random pool item, an ordered pair of different learners, and a battle seed."""
         with self._rng_lock:
             item = self._rng.choice(self.pool)
             a, b = self._rng.sample(self.learners, 2)
-        return item, a, b
+        # from the OS's generator, not the Mersenne Twister above: exports publish seeds, and
+        # enough of those would let someone predict the next battle's seed and texts
+        return item, a, b, secrets.randbits(31)
 
-    def definitions(self, item: Item, learners: Sequence[str], lm: str | None) -> dict[str, str]:
-        """Each learner's definition of the item, from the cache or from one batched run."""
-        found = {n: self.cache.get(cache_key(item, n, lm, self.configs)) for n in learners}
-        missing = [n for n, text in found.items() if text is None]
-        if missing:
-            log.info("arena runs %s on %r", missing, item.word)
-            result = run_learn(
-                item.word,
-                item.examples,
-                missing,
+    def new_battle(
+        self,
+        annotator: str,
+        item: Item | None = None,
+        lm: str | None = None,
+        address: str | None = None,
+    ) -> Battle:
+        """Create a battle on `item` (None: a pool item) for `annotator` at `address`."""
+        self.battle_limit.take(annotator=annotator, address=address)
+        if item is None:
+            earlier = self._repeat(annotator)
+            if earlier is not None:
+                return self.store.create_battle(earlier, annotator=annotator)
+        pooled, a, b, seed = self.pick()
+        item = item or pooled
+        canned = [self._canned.get((item, name)) for name in (a, b)]
+        if None not in canned:  # ready-made texts (load tests): not sampled, so no seed
+            texts, decoding, seed_kept = canned, None, None
+        else:
+            log.info("arena samples %s and %s on %r (seed %d)", a, b, item.word, seed)
+            found = run_battle(
+                item,
+                [a, b],
                 lm=lm,
                 configs=self.configs,
-                max_new_tokens=self.settings.max_new_tokens,
+                decoding=self.sampling.decoding(seed),
+                max_new_tokens=self.sampling.max_new_tokens,
+                cache=self.cache,
             )
-            remember(self.cache, result, item, self.configs)
-            found.update({r.learner: r.definition for r in result.results})
-        return found  # type: ignore[return-value]
-
-    def new_battle(self, annotator: str, item: Item | None = None, lm: str | None = None) -> Battle:
-        """Create a battle on `item` (None: a pool item) for `annotator`."""
-        self.battle_limit.take(annotator)
-        pooled, a, b = self.pick()
-        item = item or pooled
-        found = self.definitions(item, [a, b], lm)
-        matchup = Matchup(item, a, b, found[a], found[b], lm_name(lm))
+            texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
+        matchup = Matchup(item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept)
         return self.store.create_battle(matchup, annotator=annotator)
 
-    def vote(self, battle_id: str, choice: str, annotator: str) -> Vote:
+    def vote(self, battle_id: str, choice: str, annotator: str, address: str | None = None) -> Vote:
         """Record the one vote a battle takes (VoteRefused for unknown, replayed or others')."""
-        self.vote_limit.take(annotator)
+        self.vote_limit.take(annotator=annotator, address=address)
         return self.store.record_vote(str(battle_id or "").strip(), choice, annotator)  # type: ignore[arg-type]
 
-    def prefill(self, items: Sequence[Item], definitions: dict[str, str], lm: str | None = None):
-        """Put ready definitions in the cache (tests and warm-up use it to skip the LM)."""
+    def _repeat(self, annotator: str) -> Matchup | None:
+        """Now and then (repeat_share), another annotator's judged battle, shown unchanged."""
+        with self._rng_lock:
+            draw = self._rng.random()
+        if draw >= self.settings.repeat_share:
+            return None
+        earlier = self.store.repeat_candidate(annotator)
+        if earlier is None:
+            return None
+        fields = {name: getattr(earlier, name) for name in _MATCHUP_FIELDS}
+        return Matchup(**fields, repeat_of=earlier.battle_id)
+
+    def prefill(self, items: Sequence[Item], definitions: dict[str, str]) -> None:
+        """Ready-made definitions per learner for these items, used instead of sampling (the
+        load driver and tests use them to measure the API and the store, not the model)."""
         for item in items:
             for learner, text in definitions.items():
-                self.cache.put(cache_key(item, learner, lm, self.configs), text)
+                self._canned[(item, learner)] = text

@@ -1,4 +1,6 @@
-"""Leaderboards from the store: one per kind of judge, recomputed only when votes arrive."""
+"""Leaderboards from the store: one per kind of judge (and number of sentences shown), each
+recomputed only when its votes changed: the plain Bradley–Terry fit, the style-controlled one,
+and the agreement of annotators on battles shown twice."""
 
 from __future__ import annotations
 
@@ -8,10 +10,24 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from demo.agreement import Agreement, agreement
 from demo.ratings import Leaderboard, leaderboard
-from demo.store import Judge, VoteStore
+from demo.store import Vote, VoteStore
+from demo.style import StyleBoard, style_controlled
+from demo.vocabulary import Judge
 
 COLUMNS = ["rank", "learner", "BT score", "95% interval", "Elo", "battles"]
+STYLE_COLUMNS = ["rank", "learner", "BT score (length held fixed)", "95% interval"]
+# "how many sentences the learners saw" filters: all, or exactly 1, 2, or 3 and more
+SENTENCES = ("all", "1", "2", "3+")
+
+
+def shown_sentences(vote: Vote, sentences: str) -> bool:
+    """Whether a vote belongs on the board of `sentences` (one of SENTENCES)."""
+    if sentences == "all":
+        return True
+    count = len(vote.item.examples)
+    return count >= 3 if sentences == "3+" else count == int(sentences)
 
 
 @dataclass(frozen=True)
@@ -21,6 +37,8 @@ class Board:
     judge: Judge
     votes: int
     ratings: Leaderboard
+    style: StyleBoard
+    agreement: Agreement
 
     def table(self) -> pd.DataFrame:
         rows = [
@@ -36,9 +54,30 @@ class Board:
         ]
         return pd.DataFrame(rows, columns=COLUMNS)
 
+    def style_table(self) -> pd.DataFrame:
+        rows = [
+            [r.rank, r.learner, round(r.score, 1), f"{r.ci_low:.0f} – {r.ci_high:.0f}"]
+            for r in self.style.rows
+        ]
+        return pd.DataFrame(rows, columns=STYLE_COLUMNS)
+
     @property
     def win_rate(self) -> np.ndarray:
         return self.ratings.win_rate
+
+
+def _board(judge: Judge, votes: list[Vote], rounds: int) -> Board:
+    matches = [(v.learner_a, v.learner_b, v.vote) for v in votes]
+    styled = [(*m, len(v.output_a), len(v.output_b)) for m, v in zip(matches, votes, strict=True)]
+    by_battle = {v.battle_id: v for v in votes}
+    pairs = [(by_battle[v.repeat_of].vote, v.vote) for v in votes if v.repeat_of in by_battle]
+    return Board(
+        judge,
+        len(votes),
+        leaderboard(matches, rounds=rounds),
+        style_controlled(styled, rounds=rounds),
+        agreement(pairs),
+    )
 
 
 class Boards:
@@ -46,20 +85,21 @@ class Boards:
 
     def __init__(self, store: VoteStore, rounds: int = 100) -> None:
         self.store, self.rounds = store, rounds
-        self._cache: dict[str, Board] = {}
+        self._cache: dict[tuple[str, str], tuple[int, Board]] = {}
         self._lock = threading.Lock()
 
-    def board(self, judge: Judge) -> Board:
+    def board(self, judge: Judge, sentences: str = "all") -> Board:
+        if sentences not in SENTENCES:
+            raise ValueError(f"unknown sentence count {sentences!r}; valid: {', '.join(SENTENCES)}")
         count = self.store.count_votes(judge)
-        cached = self._cache.get(judge)
-        if cached is not None and cached.votes == count:
-            return cached
+        cached = self._cache.get((judge, sentences))
+        if cached is not None and cached[0] == count:
+            return cached[1]
         with self._lock:  # one refit at a time; concurrent callers reuse it
-            cached = self._cache.get(judge)
-            if cached is not None and cached.votes == count:
-                return cached
-            votes = self.store.votes(judge)
-            matches = [(v.learner_a, v.learner_b, v.vote) for v in votes]
-            board = Board(judge, len(votes), leaderboard(matches, rounds=self.rounds))
-            self._cache[judge] = board
+            cached = self._cache.get((judge, sentences))
+            if cached is not None and cached[0] == count:
+                return cached[1]
+            votes = [v for v in self.store.votes(judge) if shown_sentences(v, sentences)]
+            board = _board(judge, votes, self.rounds)
+            self._cache[(judge, sentences)] = (count, board)
             return board

@@ -8,11 +8,9 @@ library's ValueError/RuntimeError (the layout turns them into gr.Error), and pro
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backends.learners import parse_learners
@@ -22,19 +20,22 @@ if TYPE_CHECKING:
     from backends.pipeline import LearnResult
 from demo import engine
 from demo.arena import Arena, checked_item
-from demo.boards import Boards
-from demo.identity import Who, annotator_id
+from demo.boards import SENTENCES, Boards
+from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
+from demo.hub import HubMirror
+from demo.identity import Identities, Who
 from demo.items import split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
+from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
-from demo.store import Battle, VoteStore, safe_export_name
+from demo.store import Battle, VoteStore
 from demo.text import definition_cards, literal
+from demo.vocabulary import JUDGE_TITLES, JUDGES, VOTE_SAID
 
 log = logging.getLogger(__name__)
 
 DEVICES = ("auto", "cpu", "cuda")
 SPACES = ("input", "output")
-JUDGE_TITLES = {"human": "Human judges", "auto": "Automatic judge (benchmarks' tournament)"}
 
 
 @dataclass
@@ -48,12 +49,26 @@ class LearnView:
 class Callbacks:
     """The app's actions over one store, definition cache, arena and leaderboards."""
 
-    def __init__(self, settings: DemoSettings, store: VoteStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: DemoSettings,
+        store: VoteStore | None = None,
+        mirror: HubMirror | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store or VoteStore.open(settings.db_target)
-        self.cache = engine.DefinitionCache(settings.definition_cache_size)
+        self.cache = engine.EmbeddingCache(settings.embedding_cache_size)
         self.arena = Arena(settings, self.store, self.cache)
         self.boards = Boards(self.store, settings.leaderboard_rounds)
+        self.identities = Identities(settings.id_secret, settings.id_salt)
+        self.exports = ExportFolder(settings.export_files_kept)
+        # an export reads every vote: a few per minute per client address
+        self.export_limit = TokenBuckets({"address": settings.export_limit}, "exports")
+        if mirror is None and settings.hub_dataset:  # NONCE_HUB_DATASET: votes outlive the Space
+            mirror = HubMirror.start(
+                settings.hub_dataset, settings.cache_dir / "hub-mirror", settings.hub_every_minutes
+            )
+        self.mirror = mirror
 
     # ---- Learn tab
 
@@ -119,53 +134,94 @@ class Callbacks:
 
     # ---- Arena tab
 
+    def browser_id(self, sent: str | None) -> str:
+        """The id a browser keeps: the one it sent if this server signed it, else a fresh one."""
+        return self.identities.ensure(sent)
+
     def battle_pool(self, who: Who) -> dict[str, Any]:
         """A blind battle on a prepared word."""
-        annotator = annotator_id(who, self.settings.id_salt)
-        return _battle_view(self.arena.new_battle(annotator))
+        annotator = self.identities.annotator(who)
+        return _battle_view(self.arena.new_battle(annotator, address=who.address))
 
     def battle_own(self, word: str, sentences: str, who: Who) -> dict[str, Any]:
         """A blind battle on the person's own word and sentences."""
         item = checked_item(word, split_sentences(sentences))
-        annotator = annotator_id(who, self.settings.id_salt)
-        return _battle_view(self.arena.new_battle(annotator, item=item))
+        annotator = self.identities.annotator(who)
+        return _battle_view(self.arena.new_battle(annotator, item=item, address=who.address))
 
     def vote(self, battle_id: str, choice: str, who: Who) -> dict[str, Any]:
         """Record the vote, then reveal which learner was which."""
-        annotator = annotator_id(who, self.settings.id_salt)
-        vote = self.arena.vote(battle_id, choice, annotator)
-        said = {"a": "A is better", "b": "B is better", "tie": "a tie", "both_bad": "both bad"}
+        annotator = self.identities.annotator(who)
+        vote = self.arena.vote(battle_id, choice, annotator, address=who.address)
+        if self.mirror is not None:
+            try:
+                self.mirror.record(vote)
+            except OSError as err:  # the vote is stored; only its copy for the Hub is late
+                log.error("hub mirror could not append vote %s: %s", vote.battle_id, err)
         reveal = (
-            f"Thanks — you judged **{said[vote.vote]}**. "
+            f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
         )
+        if vote.item.answer:
+            reveal += (
+                f" The real word behind “{literal(vote.item.word)}” is "
+                f"**{literal(vote.item.answer)}**."
+            )
+        mine = self.store.count_votes("human", annotator=annotator)
+        reveal += f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."
         return {"reveal": reveal, "voting_open": False}
 
     # ---- Leaderboard tab
 
-    def leaderboards(self) -> dict[str, Any]:
-        """Both boards, human and automatic, each with its table and win-rate heat map."""
+    def leaderboards(self, sentences: str = "all") -> dict[str, Any]:
+        """Both boards, human and automatic, over battles that showed `sentences` sentences:
+        each with its plain and style-controlled tables, agreement, and win-rate heat map."""
+        sentences = _choice(sentences, SENTENCES, "number of sentences")
         out: dict[str, Any] = {}
-        for judge in ("human", "auto"):
-            board = self.boards.board(judge)  # type: ignore[arg-type]
+        for judge in JUDGES:
+            board = self.boards.board(judge, sentences)  # type: ignore[arg-type]
             out[f"{judge}_table"] = board.table()
+            out[f"{judge}_style"] = board.style_table()
             out[f"{judge}_heat"] = win_rate_figure(
                 board.ratings.learners, board.win_rate, f"{JUDGE_TITLES[judge]}: win rates"
             )
             plural = "" if board.votes == 1 else "s"
-            out[f"{judge}_note"] = f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}"
+            out[f"{judge}_note"] = (
+                f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}. "
+                f"Inter-annotator agreement: {board.agreement.summary()}."
+            )
+            out[f"{judge}_style_note"] = _style_note(board)
         return out
 
-    def export(self, fmt: str, judge: str) -> dict[str, Any]:
+    def export(self, fmt: str, judge: str, who: Who | None = None) -> dict[str, Any]:
         """Write the votes to a fresh file the page offers for download."""
-        fmt = _choice(fmt, ("jsonl", "csv"), "export format")
-        judge = _choice(judge, ("human", "auto", "all"), "judge")
+        fmt = _choice(fmt, EXPORT_FORMATS, "export format")
+        judge = _choice(judge, (*JUDGES, "all"), "judge")
+        self.export_limit.take(address=(who or Who()).address or "unknown")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        name = safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}")
-        path = Path(tempfile.mkdtemp(prefix="nonce-export-")) / name
-        count = self.store.export(path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
+        path = self.exports.new_path(safe_export_name(f"nonce-arena-votes-{judge}-{stamp}.{fmt}"))
+        count = export_votes(self.store, path, fmt, None if judge == "all" else judge)  # type: ignore[arg-type]
         log.info("exported %d votes to %s", count, path)
         return {"export_file": str(path), "export_note": f"{count} votes exported as {fmt}."}
+
+    def close(self) -> None:
+        """Release the store, remove the export folder, stop the hub mirror."""
+        self.store.close()
+        self.exports.close()
+        if self.mirror is not None:
+            self.mirror.stop()
+
+
+def _style_note(board) -> str:
+    """What the style-controlled table means, with the length effect the fit found."""
+    effect, (low, high) = board.style.length_effect, board.style.length_ci
+    if not board.style.rows:
+        return "Style-controlled scores appear with the first votes."
+    return (
+        "Bradley–Terry with the definitions' length difference held fixed (as LMArena's style "
+        f"control): a definition as long again as the other gains {effect / 3:+.0f} points "
+        f"on its own (95% interval {low / 3:+.0f} to {high / 3:+.0f})."
+    )
 
 
 def _choice(value: str, options, what: str) -> str:

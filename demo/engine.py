@@ -1,5 +1,5 @@
-"""The app's one door to the LM: load it with progress, run learners one request at a time, and
-remember the definitions each (item, learner, LM, config) produced.
+"""The app's one door to the LM: load it with progress, run learners one request at a time,
+remember the embedding each (item, learner, LM, config) produced, and sample battles from them.
 
 The LM's nonce slot is shared state, so every call into it holds one lock; the Gradio queue
 also runs Learn one at a time, and the lock keeps arena battles from overlapping it.
@@ -14,13 +14,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from backends.inputs import check_examples
 from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
 from backends.settings import Device, load_settings, resolve_device
 from demo.gpu import gpu
+from demo.sampling import define_sampled
 from demo.store import Item
 
 if TYPE_CHECKING:  # the pipeline (transformers, faiss, scikit-learn) loads on first use
+    from backends.decoding import Decoding
+    from backends.learners.base import NonceEmbedding
     from backends.pipeline import LearnResult
 
 log = logging.getLogger(__name__)
@@ -102,23 +106,26 @@ class CacheKey:
     config: str  # repr of the learner's config; "" for the defaults
 
 
-class DefinitionCache:
-    """A bounded, thread-safe map CacheKey -> generated definition (least recently used out)."""
+class EmbeddingCache:
+    """A bounded, thread-safe map CacheKey -> learned embedding (least recently used out).
+
+    Battles sample new definitions every time, but the embedding a learner builds from an
+    item's sentences is the same each time (and costs seconds for token tuning): kept here."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._data: OrderedDict[CacheKey, str] = OrderedDict()
+        self._data: OrderedDict[CacheKey, NonceEmbedding] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: CacheKey) -> str | None:
+    def get(self, key: CacheKey) -> NonceEmbedding | None:
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
             return self._data.get(key)
 
-    def put(self, key: CacheKey, definition: str) -> None:
+    def put(self, key: CacheKey, embedding: NonceEmbedding) -> None:
         with self._lock:
-            self._data[key] = definition
+            self._data[key] = embedding
             self._data.move_to_end(key)
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
@@ -132,10 +139,43 @@ def cache_key(item: Item, learner: str, lm: str | None, configs: dict | None) ->
     return CacheKey(item, learner, lm_name(lm), "" if config is None else repr(config))
 
 
-def remember(cache: DefinitionCache, result: LearnResult, item: Item, configs: dict | None):
-    """Keep every definition of a Learn or battle run for later battles on the same item."""
+def remember(cache: EmbeddingCache, result: LearnResult, item: Item, configs: dict | None):
+    """Keep every embedding of a Learn run for later battles on the same item."""
     for row in result.results:
-        cache.put(cache_key(item, row.learner, result.lm, configs), row.definition)
+        cache.put(cache_key(item, row.learner, result.lm, configs), row.embedding)
+
+
+@gpu(duration=120)
+def run_battle(
+    item: Item,
+    learners: Sequence[str],
+    *,
+    lm: str | None,
+    configs: dict | None,
+    decoding: Decoding,
+    max_new_tokens: int,
+    cache: EmbeddingCache,
+) -> dict[str, str]:
+    """Each learner's embedding of the item (cached, or learned now), then one batch of
+    definitions decoded as the battle says (seeded sampling); under the LM lock (GPU-bound on
+    a ZeroGPU Space)."""
+    from backends.learners import load_learner
+    from backends.pipeline import load_lm
+
+    with _LM_LOCK:
+        nonce_lm = load_lm(lm)
+        checked = check_examples(item.word, list(item.examples))
+        embeddings = []
+        for name in learners:
+            key = cache_key(item, name, lm, configs)
+            embedding = cache.get(key)
+            if embedding is None:
+                learner = load_learner(name, (configs or {}).get(name))
+                embedding = learner.learn(nonce_lm, item.word, checked)
+                cache.put(key, embedding)
+            embeddings.append(embedding)
+        texts = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens)
+    return dict(zip(learners, texts, strict=True))
 
 
 def run_map(result: LearnResult, space: str) -> tuple[list, str]:

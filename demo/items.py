@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from backends.inputs import MAX_EXAMPLES, MAX_EXAMPLES_TOTAL_CHARS
 from demo.store import Item
 
 
@@ -29,15 +30,16 @@ def ready_examples(path: Path) -> tuple[ReadyExample, ...]:
 
 @lru_cache(maxsize=4)
 def arena_pool(path: Path) -> tuple[Item, ...]:
-    """Prepared arena items, one JSON object {"word", "examples"} per line."""
+    """Prepared arena items, one JSON object {"word", "examples"[, "answer"]} per line; answer is
+    the real word hidden behind the made-up one, shown after the vote."""
     items = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            items.append(Item(row["word"], tuple(row["examples"])))
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            items.append(Item(row["word"], tuple(row["examples"]), row.get("answer")))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
             raise ValueError(f"{path}:{number}: not an arena item ({err})") from err
     if not items:
         raise ValueError(f"{path} holds no arena items")
@@ -45,7 +47,13 @@ def arena_pool(path: Path) -> tuple[Item, ...]:
 
 
 def split_sentences(text: str | None) -> list[str]:
-    """The Learn and Arena forms take one sentence per line; blank lines are dropped."""
+    """The Learn and Arena forms take one sentence per line; blank lines are dropped. Text over
+    the library's total limit is refused before it is split (no list of a million lines)."""
     if text is not None and not isinstance(text, str):
         raise ValueError(f"sentences must be text, one per line; got {type(text).__name__}")
+    if text is not None and len(text) > MAX_EXAMPLES_TOTAL_CHARS:
+        raise ValueError(
+            f"the sentences are {len(text):,} characters; the limit is "
+            f"{MAX_EXAMPLES_TOTAL_CHARS:,} in all (up to {MAX_EXAMPLES} sentences)"
+        )
     return [line.strip() for line in (text or "").splitlines() if line.strip()]

@@ -18,18 +18,22 @@ from backends.inputs import MAX_DEFINITION_CHARS, MAX_EXAMPLES, MAX_WORD_CHARS
 from backends.learners import learner_names
 from backends.models import LM_PRESETS
 from backends.settings import load_settings
+from demo.boards import SENTENCES
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
-from demo.identity import Who, new_browser_id
+from demo.exports import EXPORT_FORMATS
+from demo.guidelines import GUIDELINES, SHORTCUTS_NOTE
+from demo.identity import Who, client_address
 from demo.items import ready_examples
 from demo.settings import DemoSettings
+from demo.vocabulary import JUDGES, VOTE_BUTTONS
 
 INTRO = """# Nonce Arena
 Type a made-up word and a few sentences that use it. Each *learner* builds an embedding for
 the word from those sentences, the language model reads it as a brand-new token and defines
 it. Then judge learners blind in the **Arena**; every vote feeds the **Leaderboard**."""
 
-VOTES = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad": "Both bad"}
+VOTES = VOTE_BUTTONS
 
 Components = dict[str, Any]
 
@@ -51,10 +55,15 @@ def _keyed(values: dict[str, Any], ui: Components) -> dict[Any, Any]:
     return out
 
 
-def _who(browser_id: str | None, request: gr.Request | None, profile: Any) -> Who:
+def _who(
+    settings: DemoSettings, browser_id: str | None, request: gr.Request | None, profile: Any
+) -> Who:
     user = getattr(profile, "username", None)
     session = getattr(request, "session_hash", None)
-    return Who(hf_user=user, browser_id=browser_id or None, session=session)
+    host = getattr(getattr(request, "client", None), "host", None)
+    headers = getattr(request, "headers", None) or {}
+    address = client_address(host, headers.get("x-forwarded-for"), settings.trust_forwarded)
+    return Who(hf_user=user, browser_id=browser_id or None, session=session, address=address)
 
 
 def _hardware_note() -> str:
@@ -128,6 +137,9 @@ def _arena_tab() -> Components:
         "Two anonymous learners define the same word. Start a battle on a prepared word, "
         "or on your own word and sentences; then say which definition is better."
     )
+    with gr.Accordion("Guidelines for judging", open=True, elem_id="guidelines"):
+        gr.Markdown(GUIDELINES)
+    gr.Markdown(SHORTCUTS_NOTE, elem_id="shortcuts")
     with gr.Row():
         ui["battle_pool"] = gr.Button(
             "Battle on a prepared word", variant="primary", elem_id="battle-pool"
@@ -160,15 +172,21 @@ def _arena_tab() -> Components:
 
 def _leaderboard_tab() -> Components:
     ui: Components = {}
-    ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
-    for judge in ("human", "auto"):
+    with gr.Row():
+        ui["sentences_shown"] = gr.Radio(
+            list(SENTENCES), value="all", label="Battles that showed this many sentences"
+        )
+        ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
+    for judge in JUDGES:
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
         ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
+        ui[f"{judge}_style_note"] = gr.Markdown(elem_id=f"{judge}-style-note")
+        ui[f"{judge}_style"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-style")
         ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
     with gr.Accordion("Export votes", open=False):
         with gr.Row():
-            ui["export_format"] = gr.Radio(["jsonl", "csv"], value="jsonl", label="Format")
-            ui["export_judge"] = gr.Radio(["human", "auto", "all"], value="human", label="Judge")
+            ui["export_format"] = gr.Radio(list(EXPORT_FORMATS), value="jsonl", label="Format")
+            ui["export_judge"] = gr.Radio([*JUDGES, "all"], value="human", label="Judge")
         ui["export"] = gr.Button("Export")
         ui["export_note"] = gr.Markdown()
         ui["export_file"] = gr.File(label="Download", interactive=False)
@@ -217,15 +235,15 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
     parallel = settings.event_concurrency
 
     def on_battle_pool(browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
-        return _keyed(_guarded(cb.battle_pool, _who(browser_id, request, profile)), ui)
+        return _keyed(_guarded(cb.battle_pool, _who(settings, browser_id, request, profile)), ui)
 
     def on_battle_own(
         word, sentences, browser_id, request: gr.Request, profile: gr.OAuthProfile | None
     ):
-        who = _who(browser_id, request, profile)
+        who = _who(settings, browser_id, request, profile)
         return _keyed(_guarded(cb.battle_own, word, sentences, who), ui)
 
-    pool = ui["battle_pool"].click(
+    ui["battle_pool"].click(
         on_battle_pool,
         [ui["browser_id"]],
         outputs,
@@ -233,24 +251,28 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         concurrency_limit=parallel,
     )
     own_inputs = [ui["own_word"], ui["own_sentences"], ui["browser_id"]]
-    own = ui["battle_own"].click(
+    ui["battle_own"].click(
         on_battle_own, own_inputs, outputs, api_name="battle_own", concurrency_limit=parallel
     )
     for choice in VOTES:
         event = ui[f"vote_{choice}"].click(
-            _vote_handler(cb, ui, choice),
+            _vote_handler(cb, ui, settings, choice),
             [ui["battle_id"], ui["browser_id"]],
             [ui["reveal"], *buttons],
             api_name=f"vote_{choice}",
             concurrency_limit=parallel,
         )
-        event.success(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
-    del pool, own
+        event.success(
+            _board_handler(cb, ui),
+            [ui["sentences_shown"]],
+            _board_outputs(ui),
+            api_visibility="private",
+        )
 
 
-def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
+def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice: str) -> Callable:
     def on_vote(battle_id, browser_id, request: gr.Request, profile: gr.OAuthProfile | None):
-        who = _who(browser_id, request, profile)
+        who = _who(settings, browser_id, request, profile)
         return _keyed(_guarded(cb.vote, battle_id, choice, who), ui)
 
     on_vote.__name__ = f"vote_{choice}"
@@ -258,12 +280,13 @@ def _vote_handler(cb: Callbacks, ui: Components, choice: str) -> Callable:
 
 
 def _board_outputs(ui: Components) -> list[Any]:
-    return [ui[f"{j}_{part}"] for j in ("human", "auto") for part in ("note", "table", "heat")]
+    parts = ("note", "table", "style_note", "style", "heat")
+    return [ui[f"{j}_{part}"] for j in JUDGES for part in parts]
 
 
 def _board_handler(cb: Callbacks, ui: Components) -> Callable:
-    def on_leaderboard():
-        return _keyed(_guarded(cb.leaderboards), ui)
+    def on_leaderboard(sentences="all"):
+        return _keyed(_guarded(cb.leaderboards, sentences), ui)
 
     return on_leaderboard
 
@@ -271,34 +294,33 @@ def _board_handler(cb: Callbacks, ui: Components) -> Callable:
 def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any) -> None:
     parallel = settings.event_concurrency
     refresh = _board_handler(cb, ui)
+    shown = [ui["sentences_shown"]]
     ui["refresh"].click(
-        refresh, None, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
+        refresh, shown, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
     )
-    tab.select(refresh, None, _board_outputs(ui), api_visibility="private")
+    ui["sentences_shown"].change(refresh, shown, _board_outputs(ui), api_visibility="private")
+    tab.select(refresh, shown, _board_outputs(ui), api_visibility="private")
 
-    def on_export(fmt, judge):
-        return _keyed(_guarded(cb.export, fmt, judge), ui)
+    def on_export(fmt, judge, request: gr.Request):
+        return _keyed(_guarded(cb.export, fmt, judge, _who(settings, None, request, None)), ui)
 
     ui["export"].click(
         on_export,
         [ui["export_format"], ui["export_judge"]],
         [ui["export_file"], ui["export_note"]],
         api_name="export",
+        concurrency_limit=2,
     )
 
 
-def _ensure_browser_id(browser_id: str | None) -> str:
-    """Give a new browser its pseudonymous id (kept in localStorage; hashed before storing)."""
-    return browser_id or new_browser_id()
-
-
 def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.Blocks:
-    """The whole UI, wired to `callbacks` (built from `settings` when None); not launched."""
+    """The whole UI, wired to `callbacks` (built from `settings` when None), its queue bounded
+    as `settings` says; not launched (calling `.queue()` again would drop those bounds)."""
     cb = callbacks or Callbacks(settings)
     # Gradio 6 refits its queue statistics with pandas over every past event after each event
     # (quadratic in traffic: ~0.1 s per vote after a few hundred); every 100 events is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "100")
-    with gr.Blocks(title="Nonce Arena") as app:
+    with gr.Blocks(title="Nonce Arena", delete_cache=settings.delete_cache) as app:
         # a stable secret, so the id survives server restarts (a random one would not)
         browser_id = gr.BrowserState(
             None, storage_key="nonce-arena-annotator", secret=settings.id_salt
@@ -317,6 +339,14 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
         _wire_learn(cb, ui)
         _wire_arena(cb, ui, settings)
         _wire_board(cb, ui, settings, board_tab)
-        app.load(_ensure_browser_id, browser_id, browser_id, api_visibility="private")
-        app.load(_board_handler(cb, ui), None, _board_outputs(ui), api_visibility="private")
-    return app
+        # a browser without a valid signed id (new, or forged) gets a fresh one from the server
+        app.load(cb.browser_id, browser_id, browser_id, api_visibility="private")
+        app.load(
+            _board_handler(cb, ui),
+            [ui["sentences_shown"]],
+            _board_outputs(ui),
+            api_visibility="private",
+        )
+    return app.queue(
+        max_size=settings.queue_size, default_concurrency_limit=settings.default_concurrency
+    )

@@ -14,18 +14,19 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
 import numpy as np
 from scipy.special import expit
 
+from demo.vocabulary import VOTE_VALUES, VoteValue
+
 log = logging.getLogger(__name__)
 
-Outcome = Literal["a", "b", "tie", "both_bad"]
+Outcome = VoteValue
 Match = tuple[str, str, str]  # (learner_a, learner_b, outcome), in time order
-OUTCOMES: tuple[str, ...] = get_args(Outcome)
+OUTCOMES: tuple[str, ...] = VOTE_VALUES
 # code per outcome: 0 = a won, 1 = b won, 2 = tie ("both bad" counts as a tie)
-_CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
+OUTCOME_CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def _encode(matches: Sequence[Match]) -> tuple[tuple[str, ...], np.ndarray, np.n
     count = len(matches)
     a = np.fromiter((index[m[0]] for m in matches), dtype=np.int64, count=count)
     b = np.fromiter((index[m[1]] for m in matches), dtype=np.int64, count=count)
-    code = np.fromiter((_CODE[m[2]] for m in matches), dtype=np.int64, count=count)
+    code = np.fromiter((OUTCOME_CODE[m[2]] for m in matches), dtype=np.int64, count=count)
     if np.any(a == b):
         name = learners[int(a[np.argmax(a == b)])]
         raise ValueError(f"a battle needs two different learners, got {name!r} twice")

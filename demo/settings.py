@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from backends.settings import load_settings as load_library_settings
+from demo.sampling import ArenaSampling
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -25,7 +26,7 @@ class RateLimit:
 
 @dataclass(frozen=True)
 class DemoSettings:
-    # Where votes, exports and converted models live (NONCE_CACHE_DIR, shared with backends).
+    # Where votes and converted models live (NONCE_CACHE_DIR, shared with backends).
     cache_dir: Path = field(default_factory=_default_cache_dir)
     # Vote store: a SQLite path or a database URL (NONCE_DB); empty = cache_dir/votes.sqlite.
     db: str = ""
@@ -42,10 +43,42 @@ class DemoSettings:
     # Per-annotator limits on new battles and on votes (NONCE_BATTLES_PER_MIN, NONCE_VOTES_PER_MIN).
     battle_limit: RateLimit = RateLimit()
     vote_limit: RateLimit = RateLimit()
+    # The same per client address, so rotating ids from one machine gains nothing
+    # (NONCE_ADDRESS_BATTLES_PER_MIN, NONCE_ADDRESS_VOTES_PER_MIN; default: one person's).
+    address_battle_limit: RateLimit = RateLimit()
+    address_vote_limit: RateLimit = RateLimit()
+    # Take the client address from X-Forwarded-For's first hop: only behind a proxy that sets
+    # it, as a Space's does (NONCE_TRUST_FORWARDED; default on when SPACE_ID is set).
+    trust_forwarded: bool = False
+    # Exports of the whole vote table per client address (NONCE_EXPORTS_PER_MIN), and how
+    # many export files the app keeps on disk at once (Gradio serves its own copy).
+    export_limit: RateLimit = RateLimit(per_minute=6, burst=3)
+    export_files_kept: int = 4
+    # Events waiting in Gradio's queue at most (NONCE_QUEUE_SIZE): beyond it a request is
+    # refused at once ("queue is full") instead of piling up memory and waiting time.
+    queue_size: int = 256
+    # Concurrency of events that set none (page load, tab select); 1 is Gradio's default.
+    default_concurrency: int = 1
+    # Gradio's cache of served files (exports, plots): every `[0]` s, delete those older than
+    # `[1]` s.
+    delete_cache: tuple[int, int] = (600, 600)
+    # Mirror every vote to this Hugging Face dataset repo (owner/name) every
+    # `hub_every_minutes` (NONCE_HUB_DATASET, NONCE_HUB_EVERY_MINUTES); empty = off. Needs a
+    # write token in HF_TOKEN; the files wait in cache_dir/hub-mirror between pushes.
+    hub_dataset: str = ""
+    hub_every_minutes: float = 5.0
     # Salt hashed into annotator ids, so stored ids cannot be matched to logins (NONCE_ID_SALT).
     id_salt: str = "nonce-arena"
-    # Definitions kept in memory per (item, learner, LM, config), so pool battles reuse them.
-    definition_cache_size: int = 4096
+    # Key that signs browser ids (NONCE_ID_SECRET); empty = random per process, so browsers get
+    # new ids after a restart. Set a long random one where votes should keep their annotator.
+    id_secret: str = ""
+    # Share of pool battles that show someone else's judged battle again, unchanged, so the
+    # leaderboard can report inter-annotator agreement (NONCE_REPEAT_SHARE).
+    repeat_share: float = 0.1
+    # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
+    embedding_cache_size: int = 512
+    # How each battle's two definitions are sampled (NONCE_ARENA_TEMPERATURE, NONCE_ARENA_TOP_K).
+    arena_sampling: ArenaSampling = ArenaSampling()
     # Bootstrap resamples behind the leaderboard's 95% intervals.
     leaderboard_rounds: int = 100
     # Cheap events (battles from the cache, votes, leaderboard) served in parallel.
@@ -58,10 +91,6 @@ class DemoSettings:
     @property
     def db_target(self) -> str:
         return self.db or str(self.cache_dir / "votes.sqlite")
-
-    @property
-    def export_dir(self) -> Path:
-        return self.cache_dir / "exports"
 
     def with_(self, **changes) -> DemoSettings:
         """A copy with some fields changed (tests use it for small limits and paths)."""
@@ -79,6 +108,13 @@ def _rate(name: str, base: RateLimit) -> RateLimit:
     return RateLimit(per_minute=value, burst=base.burst)
 
 
+def _flag(name: str, default: bool) -> bool:
+    value = _env(name, "1" if default else "0").lower()
+    if value not in ("0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"{name}={value!r}: choose 1 or 0")
+    return value in ("1", "true", "yes")
+
+
 def _names(name: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in _env(name).split(",") if n.strip())
 
@@ -92,8 +128,24 @@ def load_demo_settings() -> DemoSettings:
         learn_learners=_names("NONCE_LEARN_LEARNERS"),
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
+        repeat_share=float(_env("NONCE_REPEAT_SHARE", str(base.repeat_share))),
+        arena_sampling=ArenaSampling(
+            temperature=float(
+                _env("NONCE_ARENA_TEMPERATURE", str(base.arena_sampling.temperature))
+            ),
+            top_k=int(_env("NONCE_ARENA_TOP_K", str(base.arena_sampling.top_k))),
+            max_new_tokens=base.max_new_tokens,
+        ),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
         vote_limit=_rate("NONCE_VOTES_PER_MIN", base.vote_limit),
+        address_battle_limit=_rate("NONCE_ADDRESS_BATTLES_PER_MIN", base.address_battle_limit),
+        address_vote_limit=_rate("NONCE_ADDRESS_VOTES_PER_MIN", base.address_vote_limit),
+        export_limit=_rate("NONCE_EXPORTS_PER_MIN", base.export_limit),
+        hub_dataset=_env("NONCE_HUB_DATASET"),
+        hub_every_minutes=float(_env("NONCE_HUB_EVERY_MINUTES", str(base.hub_every_minutes))),
+        queue_size=int(_env("NONCE_QUEUE_SIZE", str(base.queue_size))),
+        trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
+        id_secret=_env("NONCE_ID_SECRET"),
         hf_login=bool(_env("SPACE_ID") and _env("OAUTH_CLIENT_ID")),
     )

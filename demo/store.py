@@ -4,6 +4,8 @@ An embedded SQLite file (WAL mode) by default; the same code runs on PostgreSQL 
 so several app replicas can share one store. A battle takes at most one vote, enforced by a
 UNIQUE constraint in the database so it holds across threads, processes and replicas. Vote
 rows are never updated or deleted. Annotator ids arrive pseudonymous and are kept as given.
+Columns added since the first release (answer, decoding, seed, repeat_of) are nullable and
+are added to an older database when it is opened, so existing votes stay as they were.
 
     store = VoteStore.open("votes.db")
     item = Item("blicket", ("She fed the <nonce> twice a day.",))
@@ -14,19 +16,18 @@ rows are never updated or deleted. Annotator ids arrive pseudonymous and are kep
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import secrets
-import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TextIO, get_args
+from typing import Any, Literal
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     DateTime,
@@ -41,20 +42,20 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     literal,
     make_url,
     select,
 )
+from sqlalchemy import (
+    text as sql_text,
+)
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError
 
-log = logging.getLogger(__name__)
+from demo.vocabulary import JUDGES, VOTE_VALUES, Judge, VoteValue, sql_in
 
-Judge = Literal["human", "auto"]
-VoteValue = Literal["a", "b", "tie", "both_bad"]
-ExportFormat = Literal["jsonl", "csv"]
-JUDGES: tuple[str, ...] = get_args(Judge)
-VOTE_VALUES: tuple[str, ...] = get_args(VoteValue)
+log = logging.getLogger(__name__)
 
 
 class VoteRefused(ValueError):
@@ -82,6 +83,8 @@ class Item:
 
     word: str
     examples: tuple[str, ...]
+    # the real word hidden behind the made-up one (prepared items), shown after the vote
+    answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,12 @@ class Matchup:
     output_a: str
     output_b: str
     lm: str
+    # how the two definitions were sampled for this battle (JSON), and the battle's seed;
+    # None for greedy or canned definitions and for rows stored before sampling existed
+    decoding: str | None = None
+    seed: int | None = None
+    # the battle this one shows again to another annotator (for their agreement), if any
+    repeat_of: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,21 +136,20 @@ class AutoVote(Matchup):
 
 _metadata = MetaData()
 _SHARED = ("word", "examples", "learner_a", "learner_b", "output_a", "output_b", "lm")
-EXPORT_FIELDS = (
-    "battle_id",
-    "word",
-    "examples",
-    *_SHARED[2:],
-    "vote",
-    "annotator",
-    "judge",
-    "created_at",
-)
+# Columns added after stores already held votes: nullable, so older rows keep NULL, and
+# added to an existing database by `_add_missing_columns` when it is opened.
+_ADDED = {"answer": Text, "decoding": Text, "seed": BigInteger, "repeat_of": Text}
+_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of")  # Matchup fields stored as they are
+_COPIED = (*_SHARED, *_ADDED)  # what a vote copies from its battle
 
 
 def _shared_columns() -> list[Column[Any]]:
     # examples is a JSON list of sentences
     return [Column(name, Text, nullable=False) for name in _SHARED]
+
+
+def _added_columns() -> list[Column[Any]]:
+    return [Column(name, kind, nullable=True) for name, kind in _ADDED.items()]
 
 
 battles = Table(
@@ -152,7 +160,8 @@ battles = Table(
     Column("annotator", Text, nullable=False),
     Column("judge", String(8), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    CheckConstraint("judge IN ('human', 'auto')", name="battles_judge"),
+    *_added_columns(),
+    CheckConstraint(sql_in("judge", JUDGES), name="battles_judge"),
 )
 votes = Table(
     "votes",
@@ -164,8 +173,9 @@ votes = Table(
     Column("annotator", Text, nullable=False),
     Column("judge", String(8), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    CheckConstraint("vote IN ('a', 'b', 'tie', 'both_bad')", name="votes_vote"),
-    CheckConstraint("judge IN ('human', 'auto')", name="votes_judge"),
+    *_added_columns(),
+    CheckConstraint(sql_in("vote", VOTE_VALUES), name="votes_vote"),
+    CheckConstraint(sql_in("judge", JUDGES), name="votes_judge"),
 )
 
 
@@ -208,8 +218,8 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _matchup_fields(row: Any) -> dict[str, Any]:
-    fields = {name: getattr(row, name) for name in _SHARED[2:]}
-    return {"item": Item(row.word, tuple(json.loads(row.examples))), **fields}
+    fields = {name: getattr(row, name) for name in (*_SHARED[2:], *_MATCHUP_EXTRAS)}
+    return {"item": Item(row.word, tuple(json.loads(row.examples)), row.answer), **fields}
 
 
 def _row_to_vote(row: Any) -> Vote:
@@ -246,6 +256,25 @@ def _create_tables(engine: Engine) -> None:
     except (OperationalError, ProgrammingError) as err:
         log.info("retrying table creation after %s", err.orig)
         _metadata.create_all(engine)
+    _add_missing_columns(engine)
+
+
+def _column_names(engine: Engine, table: Table) -> set[str]:
+    return {column["name"] for column in inspect(engine).get_columns(table.name)}
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """Bring a store created by an earlier version up to date: ADD COLUMN, nullable, once."""
+    for table in (battles, votes):
+        for name in sorted(set(_ADDED) - _column_names(engine, table)):
+            kind = table.c[name].type.compile(engine.dialect)
+            try:
+                with engine.begin() as conn:
+                    conn.execute(sql_text(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}"))
+                log.info("vote store: added column %s.%s", table.name, name)
+            except (OperationalError, ProgrammingError):
+                if name not in _column_names(engine, table):  # not a racing process's doing
+                    raise
 
 
 class VoteStore:
@@ -298,7 +327,7 @@ class VoteStore:
         if not isinstance(battle_id, str) or len(battle_id) > 64:  # ids are 22 characters
             raise VoteRefused(f"unknown battle {_quoted(battle_id)}")
         now = datetime.now(timezone.utc)
-        copied = [battles.c[name] for name in _SHARED]
+        copied = [battles.c[name] for name in _COPIED]
         source = select(
             battles.c.id,
             *copied,
@@ -307,7 +336,7 @@ class VoteStore:
             battles.c.judge,
             literal(now, DateTime(timezone=True)),
         ).where(battles.c.id == battle_id, battles.c.annotator == annotator)
-        columns = ["battle_id", *_SHARED, "vote", "annotator", "judge", "created_at"]
+        columns = ["battle_id", *_COPIED, "vote", "annotator", "judge", "created_at"]
         # one INSERT ... SELECT: the first statement of the transaction is a write, so SQLite
         # takes the write lock (waiting on busy_timeout) instead of upgrading a read snapshot
         try:
@@ -367,41 +396,41 @@ class VoteStore:
         with _available("read votes"), self.engine.connect() as conn:
             return [_row_to_vote(row) for row in conn.execute(query)]
 
-    def count_votes(self, judge: Judge | None = None) -> int:
-        """How many votes are stored, optionally of one kind of judge."""
+    def count_votes(self, judge: Judge | None = None, annotator: str | None = None) -> int:
+        """How many votes are stored, optionally of one kind of judge or one annotator."""
         query = select(func.count()).select_from(votes)
         if judge is not None:
             _check(judge, JUDGES, "judge", ValueError)
             query = query.where(votes.c.judge == judge)
+        if annotator is not None:
+            query = query.where(votes.c.annotator == annotator)
         with _available("count votes"), self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
-    def export(
-        self, dest: str | Path | TextIO, fmt: ExportFormat = "jsonl", judge: Judge | None = None
-    ) -> int:
-        """Write votes as JSONL or CSV to a path chosen by the caller, or an open text file."""
-        _check(fmt, get_args(ExportFormat), "export format", ValueError)
-        records = [vote_record(vote) for vote in self.votes(judge)]
-        if isinstance(dest, (str, Path)):
-            with open(dest, "w", encoding="utf-8", newline="") as file:
-                _write(records, file, fmt)
-        else:
-            _write(records, dest, fmt)
-        return len(records)
-
-    def export_hf_dataset(self, folder: str | Path, judge: Judge | None = None) -> Path:
-        """Write a Hugging Face dataset folder: data/votes.jsonl and a README.md dataset card."""
-        root = Path(folder)
-        (root / "data").mkdir(parents=True, exist_ok=True)
-        count = self.export(root / "data" / "votes.jsonl", "jsonl", judge)
-        (root / "README.md").write_text(_dataset_card(count, judge), encoding="utf-8")
-        return root
+    def repeat_candidate(self, annotator: str) -> Vote | None:
+        """A random human vote by someone else, on a battle not shown again yet and not itself
+        a repeat: the matchup to show `annotator` for inter-annotator agreement."""
+        repeated = select(battles.c.repeat_of).where(battles.c.repeat_of.is_not(None))
+        query = (
+            select(votes)
+            .where(
+                votes.c.judge == "human",
+                votes.c.annotator != annotator,
+                votes.c.repeat_of.is_(None),
+                votes.c.battle_id.not_in(repeated),
+            )
+            .order_by(func.random())
+            .limit(1)
+        )
+        with _available("read votes"), self.engine.connect() as conn:
+            row = conn.execute(query).one_or_none()
+        return None if row is None else _row_to_vote(row)
 
 
 def _new_battle(matchup: Matchup, annotator: str, judge: Judge, now: datetime) -> Battle:
     if matchup.learner_a == matchup.learner_b:
         raise ValueError(f"a battle needs two different learners, got {matchup.learner_a!r} twice")
-    fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:])}
+    fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:], *_MATCHUP_EXTRAS)}
     token = secrets.token_urlsafe(16)
     return Battle(**fields, id=token, annotator=annotator, judge=judge, created_at=now)
 
@@ -414,58 +443,5 @@ def _battle_row(battle: Battle) -> dict[str, Any]:
     row = _without(asdict(battle), "item")
     row["word"] = battle.item.word
     row["examples"] = json.dumps(list(battle.item.examples), ensure_ascii=False)
+    row["answer"] = battle.item.answer
     return row
-
-
-def vote_record(vote: Vote) -> dict[str, Any]:
-    """A vote as a flat JSON-ready dict (the export schema)."""
-    record: dict[str, Any] = {"battle_id": vote.battle_id, "word": vote.item.word}
-    record["examples"] = list(vote.item.examples)
-    record |= {name: getattr(vote, name) for name in EXPORT_FIELDS[3:]}
-    record["created_at"] = vote.created_at.isoformat()
-    return record
-
-
-def _write(records: list[dict[str, Any]], file: TextIO, fmt: ExportFormat) -> None:
-    if fmt == "jsonl":
-        for record in records:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return
-    writer = csv.DictWriter(file, fieldnames=EXPORT_FIELDS)
-    writer.writeheader()
-    for record in records:
-        writer.writerow({**record, "examples": json.dumps(record["examples"], ensure_ascii=False)})
-
-
-def _dataset_card(count: int, judge: Judge | None) -> str:
-    judges = judge or "human and automatic"
-    return (
-        "---\n"
-        "pretty_name: Nonce Arena votes\n"
-        "configs:\n"
-        "- config_name: default\n"
-        "  data_files:\n"
-        "  - split: train\n"
-        "    path: data/votes.jsonl\n"
-        "---\n\n"
-        "# Nonce Arena votes\n\n"
-        f"{count} blind pairwise judgments ({judges} judges) of definitions that learners gave\n"
-        "for made-up words. Each row: battle_id, word, examples, learner_a, learner_b, output_a,\n"
-        "output_b, lm, vote (a | b | tie | both_bad), annotator, judge, created_at (UTC).\n"
-        "Annotator ids are pseudonymous.\n"
-    )
-
-
-def safe_export_name(name: str) -> str:
-    """Return `name` if it is a plain file name; reject separators, '..' and control chars."""
-    shown = repr(name)[:60]  # the messages quote at most this much of a hostile name
-    if not name.strip() or name in (".", ".."):
-        raise ValueError(f"export name {shown} is empty or a directory reference")
-    if len(name) > 200:
-        raise ValueError(f"export name {shown}… is {len(name):,} characters; the limit is 200")
-    if "/" in name or "\\" in name or ".." in name:
-        raise ValueError(f"export name {shown} may not contain '/', '\\' or '..'")
-    # control, format (bidi overrides, zero-width), private-use and surrogate code points
-    if any(unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs") for char in name):
-        raise ValueError(f"export name {shown} contains control or invisible characters")
-    return name

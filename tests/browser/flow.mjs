@@ -1,5 +1,5 @@
-// Drives the Nonce Arena page in headless Chromium: Learn, an arena battle and vote, the
-// leaderboard. Usage: node flow.mjs URL SCREENSHOT_DIR. Prints one JSON line; exits 1 on failure.
+// Drives the Nonce Arena page in headless Chromium: Learn, two arena battles voted with the
+// keyboard shortcuts, the leaderboard with its agreement line and style-controlled board. Usage: node flow.mjs URL SCREENSHOT_DIR. Prints one JSON line; exits 1 on failure.
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,19 +49,36 @@ try {
   await page.locator("#battle-own").click();
   await page.waitForFunction(() => document.querySelector("#definition-a textarea")?.value, null, { timeout: SLOW });
   report.shownSentences = await field("battle-sentences").inputValue();
-  await page.locator("#vote-a").click();
+  report.guidelines = await text("guidelines");
+  // vote with the keyboard, as an annotator would: outside any text field
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press("a");
   await page.locator("#reveal").getByText("A was").waitFor({ timeout: 60_000 });
   report.reveal = await text("reveal");
   await page.screenshot({ path: join(outDir, "arena.png"), fullPage: true });
+  // N: the next battle (a prepared word), then T: a tie
+  const first = await field("definition-a").inputValue();
+  await page.keyboard.press("n");
+  await page.waitForFunction(
+    () => !document.querySelector("#vote-tie")?.disabled, null, { timeout: SLOW },
+  );
+  report.nextWord = await field("battle-word").inputValue();
+  report.changed = (await field("definition-a").inputValue()) !== first || report.nextWord !== word;
+  await page.keyboard.press("t");
+  await page.locator("#reveal").getByText("a tie").waitFor({ timeout: 60_000 });
+  report.secondReveal = await text("reveal");
 
   await tab("Leaderboard");
   await page.waitForFunction(
-    (before) => (document.querySelector("#human-note")?.innerText ?? before) !== before,
+    () => /— 2 votes/.test(document.querySelector("#human-note")?.innerText ?? ""),
     report.before, { timeout: 60_000 },
   );
   await page.locator("#human-heat .js-plotly-plot").waitFor({ timeout: 60_000 });
   report.after = await text("human-note");
   report.table = await text("human-table");
+  await page.locator("#human-style").getByText("centroid").waitFor({ timeout: 60_000 });
+  report.styleTable = await text("human-style");
+  report.styleNote = await text("human-style-note");
   report.xss = await page.evaluate(() => window.__xss ?? null);
   await page.screenshot({ path: join(outDir, "leaderboard.png"), fullPage: true });
   console.log(JSON.stringify(report));

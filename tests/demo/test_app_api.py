@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 import json
-import socket
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from gradio_client import Client
 
-from demo.callbacks import Callbacks
-from demo.layout import build_app
+from demo.engine import run_battle
+from demo.sampling import replay
 from demo.settings import DemoSettings, RateLimit
+from tests.tools.loadtest import client_of, launch
 
 pytestmark = pytest.mark.integration
 
 FAST = ["centroid", "prompting"]
 SENTENCES = "A wug is a small <script>alert(1)</script> bird.\nThe wug sang all night."
 OPEN = RateLimit(per_minute=1e6, burst=10_000)  # the concurrency test votes fast on purpose
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,25 +34,18 @@ def served(tmp_path_factory):
         arena_items=pool,
         vote_limit=OPEN,
         battle_limit=OPEN,
+        address_vote_limit=OPEN,
+        address_battle_limit=OPEN,
         leaderboard_rounds=20,
         event_concurrency=20,
     )
-    callbacks = Callbacks(settings)
-    app = build_app(settings, callbacks).queue()
-    port = free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/", callbacks
+    url, callbacks, app = launch(settings, canned=False)
+    yield url, callbacks
     app.close()
-    callbacks.store.close()
+    callbacks.close()
 
 
-def client_of(url: str) -> Client:
-    # plain http on localhost: ssl_verify=False spares loading the CA bundle on every request,
-    # ~0.1 s of CPU each, which would otherwise dominate 1 000 calls
-    return Client(url, verbose=False, ssl_verify=False)
-
-
-def human_votes(client: Client) -> str:
+def human_votes(client) -> str:
     return client.predict(api_name="/leaderboard")[0]
 
 
@@ -70,24 +56,34 @@ def test_learn_battle_vote_leaderboard(served):
         "wug", SENTENCES, "", FAST, "gemma-3-270m", "cpu", "input", 5, api_name="/learn"
     )
     assert "Ran on **cpu**" in status and all(name in cards for name in FAST)
-    assert "&lt;script&gt;" not in cards or "<script>" not in cards
+    assert "<script>" not in cards  # whatever a definition echoes is shown as text
     assert neighbours and tsne  # Plotly figures came back
     redrawn = client.predict("output", api_name="/redraw")
     assert "output embeddings" in json.dumps(redrawn)
     before = human_votes(client)
-    # the Learn run filled the definition cache: this battle needs no model
+    # the Learn run cached both embeddings: the battle only samples two definitions
     shown = client.predict("wug", SENTENCES, None, api_name="/battle_own")
     battle_id, word, sentences, definition_a, definition_b = shown[:5]
     assert word == "wug" and "<script>alert(1)</script>" in sentences
-    assert {definition_a, definition_b} <= {c.strip() for c in _definitions(callbacks)}
+    battle = callbacks.store.get_battle(battle_id)
+    assert (battle.output_a, battle.output_b) == (definition_a, definition_b)
+    assert json.loads(battle.decoding)["seed"] == battle.seed is not None
+    # the stored decoding gives the battle's texts again
+    decoding, max_new_tokens = replay(battle.decoding)
+    again = run_battle(
+        battle.item,
+        [battle.learner_a, battle.learner_b],
+        lm=battle.lm,
+        configs=callbacks.arena.configs,
+        decoding=decoding,
+        max_new_tokens=max_new_tokens,
+        cache=callbacks.cache,
+    )
+    assert [again[battle.learner_a], again[battle.learner_b]] == [definition_a, definition_b]
     reveal = client.predict(battle_id, None, api_name="/vote_b")
     assert "A was" in (reveal if isinstance(reveal, str) else reveal[0])
     after = human_votes(client)
     assert before != after and "1 vote" in after
-
-
-def _definitions(callbacks: Callbacks) -> list[str]:
-    return list(callbacks.cache._data.values())
 
 
 def test_forged_and_second_votes_are_refused_through_the_api(served):

@@ -1,4 +1,5 @@
-"""The real page in headless Chromium: Learn, an arena vote, the leaderboard (tests/browser/)."""
+"""The real page in headless Chromium: Learn, two arena votes by keyboard shortcut, the
+leaderboard with agreement and the style-controlled board (tests/browser/)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from demo.callbacks import Callbacks
-from demo.layout import build_app
 from demo.settings import DemoSettings
-from tests.demo.test_app_api import free_port
+from tests.tools.loadtest import launch
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -37,26 +36,31 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
     settings = DemoSettings(
         cache_dir=tmp_path, learn_learners=FAST, arena_learners=FAST, leaderboard_rounds=20
     )
-    callbacks = Callbacks(settings)
-    app = build_app(settings, callbacks).queue()
-    port = free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    url, callbacks, app = launch(settings, canned=False)
     artifacts = ROOT / "test-artifacts" / "browser"
     try:
         run = subprocess.run(
-            ["node", str(SCRIPT), f"http://127.0.0.1:{port}/", str(artifacts)],
+            ["node", str(SCRIPT), url, str(artifacts)],
             capture_output=True,
             text=True,
             timeout=420,
         )
     finally:
         app.close()
-        callbacks.store.close()
+        callbacks.close()
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(run.stdout.strip().splitlines()[-1])
-    assert "0 votes" in report["before"] and "1 vote" in report["after"]
+    assert "0 votes" in report["before"] and "2 votes" in report["after"]
     assert all(name in report["cards"] for name in FAST)
     assert "<img src=x" in report["shownSentences"] and report["xss"] is None
-    assert "A was" in report["reveal"]
+    assert "How to judge" in report["guidelines"]
+    # the keyboard voted: A on the first battle, N for the next one, T on it
+    assert "A is better" in report["reveal"]
+    assert "You have judged 1 battle" in report["reveal"]
+    assert report["changed"] and "a tie" in report["secondReveal"]
+    assert "You have judged 2 battles" in report["secondReveal"]
+    assert "Inter-annotator agreement" in report["after"]
+    assert all(name in report["styleTable"] for name in FAST)
+    assert "length difference held fixed" in report["styleNote"]
     for shot in ("learn.png", "arena.png", "leaderboard.png"):
         assert (artifacts / shot).stat().st_size > 10_000

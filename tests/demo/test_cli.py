@@ -29,5 +29,13 @@ def test_export_cli_per_judge_and_format(tmp_path, capsys):
     with both.open(encoding="utf-8") as handle:
         assert sorted(r["judge"] for r in csv.DictReader(handle)) == ["auto", "human"]
 
+    table = tmp_path / "all.parquet"
+    assert main(["export", "--db", str(db), "--format", "parquet", "--out", str(table)]) == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(table).column("vote").to_pylist() == ["a", "b"]
+    assert main(["export", "--db", str(db), "--format", "parquet", "--out", "-"]) == 1
+    assert "Parquet is binary" in capsys.readouterr().err
+
     assert main(["export", "--db", str(db), "--out", str(tmp_path / "no" / "dir.csv")]) == 1
     assert "error:" in capsys.readouterr().err

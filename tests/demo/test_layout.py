@@ -9,6 +9,7 @@ import sys
 import gradio as gr
 
 from demo.callbacks import Callbacks
+from demo.guidelines import SHORTCUTS, SHORTCUTS_HEAD
 from demo.layout import build_app
 from demo.settings import DemoSettings
 
@@ -35,7 +36,27 @@ def test_the_whole_ui_builds_with_every_endpoint(tmp_path):
     named = {fn.api_name for fn in app.fns.values() if fn.api_name}
     wired = {target[0] for fn in app.fns.values() if fn.api_name in named for target in fn.targets}
     assert {b._id for b in buttons if not isinstance(b, gr.LoginButton)} <= wired
-    callbacks.store.close()
+    callbacks.close()
+
+
+def test_keyboard_shortcuts_press_real_buttons_and_the_guidelines_show(tmp_path):
+    callbacks = Callbacks(DemoSettings(cache_dir=tmp_path))
+    app = build_app(callbacks.settings, callbacks)
+    buttons = {b.elem_id for b in app.blocks.values() if isinstance(b, gr.Button)}
+    assert set(SHORTCUTS.values()) <= buttons
+    for key, elem_id in SHORTCUTS.items():
+        assert f'"{key}": "{elem_id}"' in SHORTCUTS_HEAD
+    shown = " ".join(str(b.value) for b in app.blocks.values() if isinstance(b, gr.Markdown))
+    assert "How to judge" in shown and "Keyboard:" in shown
+    callbacks.close()
+
+
+def test_the_queue_is_bounded(tmp_path):
+    settings = DemoSettings(cache_dir=tmp_path, queue_size=7, delete_cache=(60, 120))
+    callbacks = Callbacks(settings)
+    app = build_app(settings, callbacks)
+    assert app._queue.max_size == 7 and app.delete_cache == (60, 120)
+    callbacks.close()
 
 
 def test_only_the_layout_imports_gradio():

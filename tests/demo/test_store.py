@@ -1,65 +1,18 @@
-"""The vote store: refusals, concurrent writers, exports, and failures it must report."""
+"""The vote store: refusals, concurrent writers, schema upgrades, and failures it must report."""
 
-import csv
-import io
-import json
 import multiprocessing
-import os
 import threading
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import MetaData, Table, create_engine, event, insert
 
 from demo import store
 from demo.store import AutoVote, Item, Matchup, StoreUnavailable, VoteRefused, VoteStore
 
 ITEM = Item("blicket", ("She fed the <nonce> twice a day.", "The <nonce> purred."))
 MATCHUP = Matchup(ITEM, "hice", "additive", "a small pet", "a kitchen tool", "gemma-3-270m")
-
-
-@pytest.fixture
-def votes_db(tmp_path: Path) -> Path:
-    return tmp_path / "nested" / "votes.db"
-
-
-@pytest.fixture
-def sqlite_store(votes_db: Path):
-    opened = VoteStore.open(votes_db)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture(scope="session")
-def postgres_url():
-    """NONCE_TEST_POSTGRES_URL (a throwaway database: its tables are dropped), else a
-    throwaway cluster from Debian's postgresql package (installed by `make test`)."""
-    pytest.importorskip("psycopg")
-    url = os.environ.get("NONCE_TEST_POSTGRES_URL")
-    if url:
-        yield url
-        return
-    from demo.pgtemp import TempPostgres, missing_reason
-
-    reason = missing_reason()
-    if reason:
-        pytest.skip(f"no PostgreSQL: {reason} (or set NONCE_TEST_POSTGRES_URL)")
-    with TempPostgres() as server:
-        yield server.url
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def vote_store(request: pytest.FixtureRequest, sqlite_store: VoteStore):
-    """The same tests on SQLite and on PostgreSQL."""
-    if request.param == "sqlite":
-        yield sqlite_store
-        return
-    opened = VoteStore.open(request.getfixturevalue("postgres_url"))
-    store.battles.metadata.drop_all(opened.engine)
-    store.battles.metadata.create_all(opened.engine)
-    yield opened
-    opened.close()
 
 
 def test_vote_copies_its_battle(vote_store: VoteStore) -> None:
@@ -194,44 +147,6 @@ def test_auto_votes_are_written_in_bulk(vote_store: VoteStore) -> None:
     assert vote_store.count_votes() == 2_000
 
 
-def _voted(vote_store: VoteStore) -> list[store.Vote]:
-    for annotator, verdict in [("anon-1", "a"), ("anon-2", "both_bad")]:
-        battle = vote_store.create_battle(MATCHUP, annotator=annotator)
-        vote_store.record_vote(battle.id, verdict, annotator=annotator)
-    return vote_store.votes()
-
-
-def test_jsonl_export_round_trips(vote_store: VoteStore, tmp_path: Path) -> None:
-    votes = _voted(vote_store)
-    assert vote_store.export(tmp_path / "votes.jsonl", "jsonl") == 2
-    lines = (tmp_path / "votes.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line) for line in lines] == [store.vote_record(v) for v in votes]
-    assert json.loads(lines[0])["examples"] == list(ITEM.examples)
-
-
-def test_csv_export_round_trips(vote_store: VoteStore) -> None:
-    votes = _voted(vote_store)
-    buffer = io.StringIO()
-    vote_store.export(buffer, "csv")
-    rows = list(csv.DictReader(io.StringIO(buffer.getvalue())))
-    assert tuple(rows[0]) == store.EXPORT_FIELDS
-    for row, vote in zip(rows, votes, strict=True):
-        assert {**row, "examples": json.loads(row["examples"])} == store.vote_record(vote)
-
-
-def test_export_refuses_unknown_format(vote_store: VoteStore) -> None:
-    with pytest.raises(ValueError, match="'xml'; valid: jsonl, csv"):
-        vote_store.export(io.StringIO(), "xml")  # type: ignore[arg-type]
-
-
-def test_hf_dataset_layout(vote_store: VoteStore, tmp_path: Path) -> None:
-    _voted(vote_store)
-    root = vote_store.export_hf_dataset(tmp_path / "dataset")
-    card = (root / "README.md").read_text(encoding="utf-8")
-    assert card.startswith("---\n") and "path: data/votes.jsonl" in card
-    assert len((root / "data" / "votes.jsonl").read_text(encoding="utf-8").splitlines()) == 2
-
-
 def test_read_only_database_is_reported(sqlite_store: VoteStore, votes_db: Path) -> None:
     battle = sqlite_store.create_battle(MATCHUP, annotator="anon-1")
     read_only = VoteStore.open(f"sqlite:///file:{votes_db}?mode=ro&uri=true")
@@ -262,14 +177,48 @@ def test_unreachable_database_is_reported(tmp_path: Path) -> None:
         VoteStore.open(f"sqlite:///{tmp_path / 'file' / 'votes.db'}")
 
 
-@pytest.mark.parametrize("name", ["votes.jsonl", "human-2024_01.csv", "a.b.c"])
-def test_safe_export_name_accepts_plain_names(name: str) -> None:
-    assert store.safe_export_name(name) == name
+def test_sampling_settings_and_answer_are_stored_with_the_vote(vote_store: VoteStore) -> None:
+    item = Item("blicket", ITEM.examples, answer="kitten")
+    sampled = Matchup(item, "hice", "additive", "x", "y", "lm", decoding='{"t": 0.8}', seed=7)
+    battle = vote_store.create_battle(sampled, annotator="anon-1")
+    vote = vote_store.record_vote(battle.id, "tie", annotator="anon-1")
+    assert (vote.item.answer, vote.decoding, vote.seed) == ("kitten", '{"t": 0.8}', 7)
+    assert vote_store.get_battle(battle.id) == battle
 
 
-@pytest.mark.parametrize(
-    "name", ["", ".", "..", "../x", "a/b", "a\\b", "/etc/passwd", "x\n", "\x00"]
-)
-def test_safe_export_name_rejects_traversal(name: str) -> None:
-    with pytest.raises(ValueError, match="export name"):
-        store.safe_export_name(name)
+def _old_schema(path: Path) -> None:
+    """A store as the first release made it: no answer, decoding or seed columns."""
+    added = {"answer", "decoding", "seed"}
+    old = MetaData()
+    for table in (store.battles, store.votes):
+        Table(table.name, old, *(c._copy() for c in table.columns if c.name not in added))
+    engine = create_engine(f"sqlite:///{path}")
+    old.create_all(engine)
+    row = {"word": "blick", "examples": '["A blick."]', "learner_a": "a1", "learner_b": "b1"}
+    row |= {"output_a": "x", "output_b": "y", "lm": "lm", "annotator": "anon:1", "judge": "human"}
+    row["created_at"] = datetime.now(timezone.utc)
+    with engine.begin() as conn:
+        conn.execute(insert(old.tables["battles"]), [{**row, "id": "old-battle"}])
+        conn.execute(insert(old.tables["votes"]), [{**row, "battle_id": "old-battle", "vote": "a"}])
+    engine.dispose()
+
+
+def test_a_store_from_before_sampling_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    _old_schema(path)
+    upgraded = VoteStore.open(path)
+    [old_vote] = upgraded.votes()
+    assert (old_vote.battle_id, old_vote.vote, old_vote.seed, old_vote.item.answer) == (
+        "old-battle",
+        "a",
+        None,
+        None,
+    )
+    battle = upgraded.create_battle(
+        Matchup(ITEM, "hice", "additive", "x", "y", "lm", decoding="{}", seed=3), "anon-2"
+    )
+    assert upgraded.record_vote(battle.id, "b", "anon-2").seed == 3
+    upgraded.close()
+    again = VoteStore.open(path)  # opening twice adds nothing and loses nothing
+    assert [v.seed for v in again.votes()] == [None, 3]
+    again.close()

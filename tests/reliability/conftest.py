@@ -8,14 +8,19 @@ import types
 
 import pytest
 
-from demo.loadtest import OPEN, launch
+from backends.inputs import check_definition, check_examples, check_word
 from demo.settings import DemoSettings
+from tests.tools.loadtest import OPEN, launch
 
 FAST = ("centroid", "prompting")
 
 
-def echo_run_learn(word, examples, learners, **_kwargs):
-    """Stands in for the LM: each 'definition' repeats the hostile input, markup and all."""
+def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
+    """Stands in for the LM: each 'definition' repeats the hostile input, markup and all.
+    It checks its inputs as the library's learn does, so refusals stay the library's."""
+    check_word(word)
+    check_examples(word, list(examples))
+    check_definition(definition)
     rows = [
         types.SimpleNamespace(
             learner=name,
@@ -29,6 +34,14 @@ def echo_run_learn(word, examples, learners, **_kwargs):
     )
 
 
+def echo_run_battle(item, learners, **_kwargs):
+    """Stands in for a sampled battle: each 'definition' repeats the hostile input."""
+    return {
+        name: f"{item.word} <script>alert(1)</script> **{item.examples[0][:80]}**"
+        for name in learners
+    }
+
+
 @pytest.fixture
 def no_model(monkeypatch):
     """Learn and battles answer at once with echoed definitions; no plots are drawn."""
@@ -36,7 +49,7 @@ def no_model(monkeypatch):
     import demo.engine
     from demo.callbacks import Callbacks
 
-    monkeypatch.setattr(demo.arena, "run_learn", echo_run_learn)
+    monkeypatch.setattr(demo.arena, "run_battle", echo_run_battle)
     monkeypatch.setattr(demo.engine, "run_learn", echo_run_learn)
     monkeypatch.setattr(demo.engine, "set_up_lm", lambda *a, **k: None)
     monkeypatch.setattr(Callbacks, "_plots", lambda self, view, space: {})
@@ -57,6 +70,8 @@ def settings_in(folder, db: str | None = None, **changes) -> DemoSettings:
         arena_items=small_pool(folder),
         vote_limit=OPEN,
         battle_limit=OPEN,
+        address_vote_limit=OPEN,
+        address_battle_limit=OPEN,
         leaderboard_rounds=10,
     )
     return base.with_(**changes)
@@ -75,4 +90,4 @@ def app_factory():
     yield start
     for app, callbacks in opened:
         app.close()
-        callbacks.store.close()
+        callbacks.close()

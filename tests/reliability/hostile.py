@@ -132,3 +132,54 @@ def no_raw_html(rendered: str) -> bool:
 
 def short(value: object, limit: int = 40) -> str:
     return repr(value)[:limit]
+
+
+# What each check answers, pinned: an entry point that accepts or refuses anything else has
+# changed behaviour (or crashed), and the tests say which input did it.
+ACCEPTED_AS_WORD = frozenset({"arabic", "combining", "number nan", "huge number", "unknown name"})
+ACCEPTED_AS_SENTENCES = frozenset(
+    {
+        "hebrew mixed",
+        "emoji in word",
+        "bom",
+        "sql drop",
+        "sql union",
+        "script in sentence",
+        "html entity",
+        "markdown link",
+        "markdown bold",
+        "json",
+        "two words",
+        "leading hyphen",
+    }
+)
+REFUSED_AS_DEFINITION = frozenset(
+    {
+        "whitespace",
+        "10MB",
+        "10MB lines",
+        "10MB no newline with word",
+        "nul",
+        "binary",
+        "ansi escape",
+        "bell and backspace",
+        "lone surrogate",
+        "private use",
+        "1000 sentences",
+        "601 chars",
+        "crlf header",
+    }
+)
+# token-tuning steps the page's callback takes (whole numbers, also as text, in 0..500)
+ACCEPTED_AS_STEPS = ("0", "-0.0", "'7'", "True", "' 5 '")  # reprs of NUMBERS entries
+
+# Gradio's answer when a handler raised something other than gr.Error: a crash, not a refusal.
+CRASH = re.compile(r"has raised an exception|Internal Server Error|^Error$", re.I)
+
+
+def expected(accepted: bool) -> str:
+    return "ok" if accepted else "refused"
+
+
+def crashed(message: str) -> bool:
+    return bool(CRASH.search(str(message).strip()))

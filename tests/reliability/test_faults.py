@@ -19,10 +19,10 @@ from sqlalchemy import event
 
 from backends.__main__ import main as backends_main
 from demo.boards import Boards
-from demo.loadtest import client_of, drive_votes, free_port, stored_check
 from demo.store import VoteStore
 from tests.reliability.conftest import settings_in
 from tests.reliability.hostile import clear_message
+from tests.tools.loadtest import client_of, drive_votes, free_port, stored_check
 
 pytestmark = pytest.mark.integration
 
@@ -37,10 +37,12 @@ def _start(db: Path, folder: Path, port: int) -> subprocess.Popen:
         "NONCE_ARENA_LEARNERS": "centroid,prompting",
         "NONCE_VOTES_PER_MIN": "1000000",
         "NONCE_BATTLES_PER_MIN": "1000000",
+        "NONCE_ADDRESS_VOTES_PER_MIN": "1000000",  # every client here is 127.0.0.1
+        "NONCE_ADDRESS_BATTLES_PER_MIN": "1000000",
         "GRADIO_ANALYTICS_ENABLED": "False",
         "HF_HUB_OFFLINE": "1",
     }
-    command = [sys.executable, "-m", "demo.loadtest", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "tests.tools.loadtest", "serve", "--port", str(port)]
     log = (folder / f"app-{port}-{time.time_ns()}.log").open("w")
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 

@@ -10,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from demo.loadtest import client_of
+from demo.exports import EXPORT_FIELDS
 from demo.settings import RateLimit
 from tests.reliability.conftest import FAST, settings_in
+from tests.tools.loadtest import client_of
 
 pytestmark = pytest.mark.integration
 
@@ -76,13 +77,37 @@ def test_rate_limits_per_annotator(tmp_path, app_factory):
     callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
     client = client_of(url)
     battles = [client.predict(None, api_name="/battle_pool")[0] for _ in range(3)]
-    with pytest.raises(Exception, match="Too many new battles"):
+    with pytest.raises(Exception, match=r"Too many new battles in a short time \(per annotator"):
         client.predict(None, api_name="/battle_pool")
     for battle_id in battles:
         client.predict(battle_id, None, api_name="/vote_tie")
-    other = client_of(url)  # someone else is not slowed down by the first annotator
+    other = client_of(url)  # someone else (address limits open here) is not held up
     assert other.predict(None, api_name="/battle_pool")[0]
     assert callbacks.store.count_votes() == 3
+
+
+def test_forged_ids_and_rotation_gain_nothing_from_one_address(tmp_path, app_factory):
+    """A script that makes up a browser id per call, and opens a new session per battle, gets
+    no identity it chose and no more than one person's battles from one address."""
+    few = RateLimit(per_minute=1, burst=4)
+    settings = settings_in(tmp_path, battle_limit=few, address_battle_limit=few)
+    url, callbacks = app_factory(settings)
+    callbacks.arena.prefill(callbacks.arena.pool, NEUTRAL)
+    client = client_of(url)
+    ids = [client.predict(f"forged-{k}", api_name="/battle_pool")[0] for k in range(2)]
+    annotators = {callbacks.store.get_battle(b).annotator for b in ids}
+    assert len(annotators) == 1  # two made-up ids, one session: one annotator
+    client.predict(ids[0], "yet-another-forged-id", api_name="/vote_a")  # same person votes
+    outcomes = []
+    for k in range(6):
+        try:
+            client_of(url).predict(f"rotated-{k}", api_name="/battle_pool")
+            outcomes.append("battle")
+        except Exception as err:  # noqa: BLE001 — gradio_client's AppError carries our message
+            assert "per address" in str(err), str(err)
+            outcomes.append("refused")
+    assert outcomes == ["battle", "battle"] + ["refused"] * 4
+    assert client.predict(api_name="/leaderboard")  # the server still answers
 
 
 def test_export_is_pseudonymous_and_carries_no_secrets(tmp_path, app_factory):
@@ -105,17 +130,5 @@ def test_export_is_pseudonymous_and_carries_no_secrets(tmp_path, app_factory):
     assert len({r["annotator"] for r in rows}) == 3
     for secret in [*raw_ids, salt, session_client.session_hash, "127.0.0.1", str(tmp_path)]:
         assert secret not in text, f"the export carries {secret!r}"
-    assert set(rows[0]) == {
-        "battle_id",
-        "word",
-        "examples",
-        "learner_a",
-        "learner_b",
-        "output_a",
-        "output_b",
-        "lm",
-        "vote",
-        "annotator",
-        "judge",
-        "created_at",
-    }
+    assert tuple(rows[0]) == EXPORT_FIELDS
+    assert {"decoding", "seed", "answer"} <= set(rows[0])  # how each battle's texts were made

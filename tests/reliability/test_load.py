@@ -8,9 +8,10 @@ import os
 
 import pytest
 
-from demo.loadtest import drive_learn, drive_votes, percentile, stored_check
-from demo.pgtemp import TempPostgres, missing_reason
+from demo.settings import RateLimit
 from tests.reliability.conftest import settings_in
+from tests.tools.loadtest import drive_learn, drive_votes, failures, main, percentile, stored_check
+from tests.tools.pgtemp import TempPostgres, missing_reason
 
 pytestmark = pytest.mark.integration
 
@@ -34,6 +35,22 @@ def _check_run(url, callbacks, annotators: int, votes: int, timeout: float) -> d
     return figures
 
 
+def test_the_driver_fails_on_any_failed_or_unacknowledged_call(tmp_path, app_factory, capsys):
+    """`make load` must not pass when calls fail: here the app refuses all but 3 battles."""
+    few = RateLimit(per_minute=1, burst=3)
+    url, callbacks = app_factory(settings_in(tmp_path, battle_limit=few))
+    argv = ["--url", url, "--annotators", "1", "--votes", "6", "--timeout", "120"]
+    assert main(argv) == 1
+    report = capsys.readouterr()
+    assert "FAILED: 3 calls failed" in report.err and "6 votes asked, 3 acknowledged" in report.err
+    assert callbacks.store.count_votes() == 3
+    clean = {"votes_asked": 4, "acked": 4, "errors": {}, "missing": 0, "duplicated": 0}
+    assert failures(clean) == []
+    assert failures({**clean, "acked": 3}) == ["4 votes asked, 3 acknowledged"]
+    assert failures({**clean, "missing": 1}) == ["1 acknowledged votes missing in the store"]
+    assert failures({"learn_users": 2, "learn_clicks_asked": 2, "learn_clicks": 3})
+
+
 def test_small_load_on_sqlite(tmp_path, app_factory):
     url, callbacks = app_factory(settings_in(tmp_path))
     _check_run(url, callbacks, annotators=5, votes=200, timeout=240)
@@ -44,7 +61,7 @@ def test_small_load_on_postgres(tmp_path, app_factory):
     with TempPostgres() as pg:
         url, callbacks = app_factory(settings_in(tmp_path, db=pg.url))
         _check_run(url, callbacks, annotators=5, votes=200, timeout=240)
-        callbacks.store.close()
+        callbacks.close()
 
 
 @pytest.mark.slow
@@ -59,7 +76,7 @@ def test_full_load_on_postgres(tmp_path, app_factory):
     with TempPostgres() as pg:
         url, callbacks = app_factory(settings_in(tmp_path, db=pg.url))
         _check_run(url, callbacks, annotators=50, votes=10_000, timeout=3600)
-        callbacks.store.close()
+        callbacks.close()
 
 
 @pytest.mark.slow
@@ -74,4 +91,5 @@ def test_learn_latency_under_five_users(tmp_path, app_factory):
         f"\nLearn x{len(seconds)}: p50 {percentile(seconds, 50):.2f} s, "
         f"p95 {percentile(seconds, 95):.2f} s"
     )
-    assert len(seconds) == 5 * clicks
+    assert len(seconds) == 5 * clicks  # every click came back (a failed one raises)
+    assert 0 < percentile(seconds, 50) <= percentile(seconds, 95) < 1800

@@ -1,9 +1,9 @@
 """Load driver: many annotators vote through the app's API; a few people press Learn at once.
 
-    python -m demo.loadtest --annotators 50 --votes 10000              # SQLite in a temp folder
-    python -m demo.loadtest --annotators 50 --votes 10000 --db postgres  # throwaway PostgreSQL
-    python -m demo.loadtest --learn-users 5 --learn-clicks 2 --votes 0   # Learn latency only
-    python -m demo.loadtest serve --port 7861     # the app with canned arena definitions
+    python -m tests.tools.loadtest --annotators 50 --votes 10000        # SQLite, a temp folder
+    python -m tests.tools.loadtest --annotators 50 --votes 10000 --db postgres  # throwaway
+    python -m tests.tools.loadtest --learn-users 5 --learn-clicks 2 --votes 0   # Learn only
+    python -m tests.tools.loadtest serve --port 7861  # the app with canned arena definitions
 
 By default it launches the app in this process on a free loopback port, over the store given
 by --db (a SQLite path, a database URL, or `postgres` for a throwaway cluster), with open rate
@@ -33,13 +33,15 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from demo.settings import DemoSettings, RateLimit, load_demo_settings
+from demo.vocabulary import VOTE_VALUES
 
 log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FAST_LEARNERS = ("centroid", "prompting", "definition_reader")  # Learn in a second or two each
 CANNED = "a small made-up thing, defined for the load test"
 OPEN = RateLimit(per_minute=1e9, burst=1_000_000)
-CHOICES = ("a", "b", "tie", "both_bad")
 
 
 def check_loopback(url: str) -> str:
@@ -77,14 +79,21 @@ def prefill_canned(callbacks, text: str = CANNED) -> None:
 def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
     """(url, callbacks, app): the app running in this process on a loopback port."""
     from demo.callbacks import Callbacks
+    from demo.guidelines import SHORTCUTS_HEAD
     from demo.layout import build_app
 
     callbacks = Callbacks(settings)
     if canned:
         prefill_canned(callbacks)
-    app = build_app(settings, callbacks).queue()
+    app = build_app(settings, callbacks)
     port = port or free_port()
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    app.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        head=SHORTCUTS_HEAD,  # as app.py launches it
+    )
     return f"http://127.0.0.1:{port}/", callbacks, app
 
 
@@ -119,7 +128,7 @@ def drive_votes(url: str, annotators: int, votes: int, timeout: float) -> VoteRu
                 turn = next(budget, None)
             if turn is None:
                 return
-            _one_vote(client, CHOICES[(worker + turn) % 4], run, lock)
+            _one_vote(client, VOTE_VALUES[(worker + turn) % len(VOTE_VALUES)], run, lock)
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=annotators) as pool:
@@ -159,7 +168,7 @@ def stored_check(store, acked: list[str]) -> dict[str, int]:
 
 def drive_learn(url: str, users: int, clicks: int, learners, timeout: float) -> list[float]:
     """`users` clients each press Learn `clicks` times at once; seconds per click."""
-    examples = json.loads((Path(__file__).parent.parent / "assets/examples.json").read_text())
+    examples = json.loads((ROOT / "assets" / "examples.json").read_text())
     seconds, lock = [], threading.Lock()
     deadline = time.monotonic() + timeout
 
@@ -180,13 +189,9 @@ def drive_learn(url: str, users: int, clicks: int, learners, timeout: float) -> 
     return seconds
 
 
-def _report(label: str, values: list[float]) -> str:
-    return f"{label} p50 {percentile(values, 50):.3f} s, p95 {percentile(values, 95):.3f} s"
-
-
 def _store_target(db: str | None, folder: Path, stack: contextlib.ExitStack) -> str:
     if db == "postgres":
-        from demo.pgtemp import TempPostgres
+        from tests.tools.pgtemp import TempPostgres
 
         return stack.enter_context(TempPostgres()).url
     return db or str(folder / "votes.sqlite")
@@ -202,6 +207,8 @@ def run(args: argparse.Namespace) -> dict:
             arena_learners=FAST_LEARNERS,
             vote_limit=OPEN,
             battle_limit=OPEN,
+            address_vote_limit=OPEN,
+            address_battle_limit=OPEN,
             leaderboard_rounds=20,
         )
         if args.url:
@@ -231,6 +238,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
             "battle_p50_s": round(percentile(votes.battle_seconds, 50), 4),
             "battle_p95_s": round(percentile(votes.battle_seconds, 95), 4),
             "errors": dict(votes.errors),
+            "acked": len(votes.acked),
         }
         if store is not None:
             figures |= stored_check(store, votes.acked)
@@ -252,6 +260,7 @@ def _measure(args: argparse.Namespace, url: str, store, db: str) -> dict:
         seconds = drive_learn(url, args.learn_users, args.learn_clicks, learners, args.timeout)
         figures |= {
             "learn_users": args.learn_users,
+            "learn_clicks_asked": args.learn_clicks,
             "learn_clicks": len(seconds),
             "learn_learners": ",".join(learners),
             "learn_p50_s": round(percentile(seconds, 50), 2),
@@ -268,7 +277,7 @@ def _serve(port: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m demo.loadtest", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.tools.loadtest", description=__doc__)
     parser.add_argument("mode", nargs="?", choices=("run", "serve"), default="run")
     parser.add_argument("--annotators", type=int, default=50, help="concurrent vote clients")
     parser.add_argument("--votes", type=int, default=10_000, help="total votes to cast")
@@ -305,8 +314,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(figures, indent=2))
-    ok = figures.get("missing", 0) == 0 and figures.get("duplicated", 0) == 0
-    return 0 if ok else 1
+    problems = failures(figures)
+    for problem in problems:
+        print(f"FAILED: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def failures(figures: dict) -> list[str]:
+    """What makes a run fail: any call that failed, any vote asked for but not acknowledged
+    (a timeout), any acknowledged vote missing from the store or stored twice, any Learn
+    click that did not come back."""
+    problems = []
+    if figures.get("errors"):
+        problems.append(f"{sum(figures['errors'].values())} calls failed: {figures['errors']}")
+    asked, acked = figures.get("votes_asked", 0), figures.get("acked", 0)
+    if asked and acked != asked:
+        problems.append(f"{asked} votes asked, {acked} acknowledged")
+    for key in ("missing", "duplicated"):
+        if figures.get(key):
+            problems.append(f"{figures[key]} acknowledged votes {key} in the store")
+    clicks = figures.get("learn_users", 0) * figures.get("learn_clicks_asked", 0)
+    if clicks and figures.get("learn_clicks") != clicks:
+        problems.append(f"{clicks} Learn clicks asked, {figures.get('learn_clicks')} answered")
+    return problems
 
 
 if __name__ == "__main__":

@@ -1,0 +1,124 @@
+"""Battles sample their own definitions (the tiny LM stands in for the real one): seeds and
+decoding are stored with each vote, texts do not repeat, and the reveal names the real word."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import backends.pipeline
+from demo.callbacks import Callbacks
+from demo.identity import Who
+from demo.settings import DemoSettings, RateLimit
+
+ALICE = Who(session="alice-session")
+
+
+@pytest.fixture
+def cb(tmp_path, monkeypatch, tiny_lm):
+    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+    pool = tmp_path / "pool.jsonl"
+    row = {"word": "blick", "examples": ["the blick sang at night ."], "answer": "bird"}
+    pool.write_text(json.dumps(row))
+    open_limit = RateLimit(per_minute=600, burst=100)
+    settings = DemoSettings(
+        cache_dir=tmp_path,
+        arena_learners=("centroid", "prompting"),
+        arena_items=pool,
+        battle_limit=open_limit,
+        address_battle_limit=open_limit,
+        leaderboard_rounds=10,
+    )
+    callbacks = Callbacks(settings)
+    yield callbacks
+    callbacks.close()
+
+
+def test_each_battle_samples_new_texts_and_stores_how(cb):
+    shown = [cb.battle_pool(ALICE) for _ in range(8)]
+    battles = [cb.store.get_battle(s["battle_id"]) for s in shown]
+    assert len({b.seed for b in battles}) == 8
+    assert all(
+        json.loads(b.decoding) == json.loads(cb.settings.arena_sampling.as_json(b.seed))
+        for b in battles
+    )
+    texts = [t for s in shown for t in (s["definition_a"], s["definition_b"])]
+    assert len(set(texts)) >= 14  # 16 sampled texts on one item, almost all different
+    assert len(cb.cache) == 2  # each learner learned the item once; only sampling repeats
+    vote = cb.vote(shown[0]["battle_id"], "a", ALICE)
+    assert "The real word behind “blick” is **bird**" in vote["reveal"]
+    [stored] = cb.store.votes()
+    assert (stored.seed, stored.decoding) == (battles[0].seed, battles[0].decoding)
+
+
+def test_canned_definitions_are_stored_without_a_seed(cb):
+    cb.arena.prefill(cb.arena.pool, {"centroid": "x", "prompting": "y"})
+    battle = cb.store.get_battle(cb.battle_pool(ALICE)["battle_id"])
+    assert {battle.output_a, battle.output_b} == {"x", "y"}
+    assert battle.seed is None and battle.decoding is None
+
+
+def _study(tmp_path, **changes) -> Callbacks:
+    pool = tmp_path / "study.jsonl"
+    rows = [
+        {"word": "blick", "examples": ["A blick sat."]},
+        {"word": "dax", "examples": ["A dax ran.", "The dax slept."]},
+    ]
+    pool.write_text("\n".join(json.dumps(r) for r in rows))
+    open_limit = RateLimit(per_minute=600, burst=100)
+    settings = DemoSettings(
+        cache_dir=tmp_path,
+        arena_learners=("centroid", "prompting"),
+        arena_items=pool,
+        battle_limit=open_limit,
+        address_battle_limit=open_limit,
+        vote_limit=open_limit,
+        address_vote_limit=open_limit,
+        leaderboard_rounds=10,
+    ).with_(**changes)
+    callbacks = Callbacks(settings)
+    callbacks.arena.prefill(callbacks.arena.pool, {"centroid": "a small bird", "prompting": "x"})
+    return callbacks
+
+
+def test_judged_battles_are_shown_again_to_someone_else_for_agreement(tmp_path):
+    cb = _study(tmp_path, repeat_share=1.0)
+    bob = Who(session="bob-session")
+    first = cb.battle_pool(ALICE)  # nothing judged yet: a fresh battle
+    assert cb.store.get_battle(first["battle_id"]).repeat_of is None
+    cb.vote(first["battle_id"], "a", ALICE)
+    again = cb.battle_pool(ALICE)  # never her own battle back
+    assert cb.store.get_battle(again["battle_id"]).repeat_of is None
+    shown = cb.battle_pool(bob)
+    repeat = cb.store.get_battle(shown["battle_id"])
+    assert repeat.repeat_of == first["battle_id"]
+    assert (shown["definition_a"], shown["definition_b"]) == (
+        first["definition_a"],
+        first["definition_b"],
+    )
+    assert cb.store.get_battle(cb.battle_pool(bob)["battle_id"]).repeat_of is None  # once only
+    cb.vote(shown["battle_id"], "a", bob)
+    note = cb.leaderboards()["human_note"]
+    assert "100% agreement on 1 battle judged twice" in note
+    cb.close()
+
+
+def test_reveal_counts_the_annotators_votes_and_boards_split_by_sentences(tmp_path):
+    cb = _study(tmp_path, repeat_share=0.0)
+    words = []
+    for k in range(6):
+        shown = cb.battle_pool(ALICE)
+        words.append(shown["battle_word"])
+        reveal = cb.vote(shown["battle_id"], "ab"[k % 2], ALICE)["reveal"]
+        assert f"You have judged **{k + 1}** battle" in reveal
+    boards = {n: cb.leaderboards(n) for n in ("all", "1", "2", "3+")}
+    assert f"{words.count('blick')} vote" in boards["1"]["human_note"]
+    assert f"{words.count('dax')} vote" in boards["2"]["human_note"]
+    assert "— 0 votes" in boards["3+"]["human_note"] and "— 6 votes" in boards["all"]["human_note"]
+    table = boards["all"]["human_style"]
+    assert set(table["learner"]) == {"centroid", "prompting"}
+    assert "length difference held fixed" in boards["all"]["human_style_note"]
+    with pytest.raises(ValueError, match="number of sentences"):
+        cb.leaderboards("4")
+    cb.close()

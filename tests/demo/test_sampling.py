@@ -1,0 +1,58 @@
+"""Battle definitions sampled per battle through the library's decoding: seeded, different
+per seed, stored whole so a battle can be generated again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from backends.definitions import DEFAULT_DECODING, define
+from backends.inputs import check_examples
+from backends.learners import load_learner
+from demo.sampling import ArenaSampling, define_sampled, replay
+
+EXAMPLES = ["the bird sang at night .", "my daughter fed the bird some bread ."]
+
+
+@pytest.fixture(scope="module")
+def embeddings(tiny_lm):
+    checked = check_examples("bird", EXAMPLES)
+    return [
+        load_learner(name).learn(tiny_lm, "bird", checked) for name in ("centroid", "prompting")
+    ]
+
+
+def test_the_same_seed_gives_the_same_texts_and_other_seeds_others(tiny_lm, embeddings):
+    sampling = ArenaSampling(temperature=1.0, top_k=0, max_new_tokens=12)
+    first = define_sampled(tiny_lm, embeddings, sampling.decoding(11), 12)
+    assert define_sampled(tiny_lm, embeddings, sampling.decoding(11), 12) == first
+    others = {
+        tuple(define_sampled(tiny_lm, embeddings, sampling.decoding(s), 12)) for s in range(6)
+    }
+    assert len(others) == 6  # six seeds, six different pairs of texts
+
+
+def test_top_k_one_is_the_librarys_greedy_decoding(tiny_lm, embeddings):
+    greedy = [d.text for d in define(tiny_lm, embeddings, 8, decoding=DEFAULT_DECODING)]
+    one = ArenaSampling(temperature=0.7, top_k=1, max_new_tokens=8)
+    assert define_sampled(tiny_lm, embeddings, one.decoding(1), 8) == greedy
+    assert define_sampled(tiny_lm, embeddings, one.decoding(2), 8) == greedy
+
+
+def test_a_stored_decoding_replays_the_battle(tiny_lm, embeddings):
+    sampling = ArenaSampling(temperature=0.9, top_k=20, max_new_tokens=10)
+    stored = sampling.as_json(seed=77)
+    record = json.loads(stored)
+    assert (record["seed"], record["temperature"], record["top_k"]) == (77, 0.9, 20)
+    assert record["ban_word"] is True and record["max_new_tokens"] == 10  # library defaults kept
+    decoding, budget = replay(stored)
+    assert decoding == sampling.decoding(77) and budget == 10
+    shown = define_sampled(tiny_lm, embeddings, sampling.decoding(77), 10)
+    assert define_sampled(tiny_lm, embeddings, decoding, budget) == shown
+
+
+def test_sampling_settings_are_checked():
+    for bad in ({"temperature": 0}, {"temperature": -1}, {"top_k": -1}, {"max_new_tokens": 0}):
+        with pytest.raises(ValueError):
+            ArenaSampling(**bad)

@@ -1,0 +1,1 @@
+"""Maintenance scripts that build the app's shipped files; the product never imports them."""

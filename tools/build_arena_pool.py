@@ -1,0 +1,116 @@
+"""Build the arena's prepared pool: real words hidden behind made-up ones in real usage.
+
+Each item takes a word's usage sentences from the CoLLEGe training corpus builder
+(`training.corpus`: WordNet 3.0 usage examples, and GCIDE quotations when Debian's
+dict-gcide is installed; sentences that use the word rather than define it), never an
+evaluation word or an inflection of one (`benchmarks.data.excluded_words`), shows 1 to 3 of
+them with the word (and its plain inflections) replaced by a pronounceable made-up word
+that is no English word form, and keeps the real word as the item's `answer`, shown after
+the vote. The hand-written items already in the file (those without an answer) stay first.
+
+    python -m tools.build_arena_pool --count 600 --out assets/arena_items.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ONSETS = "b bl br d dr f fl fr g gl gr k kl kr l m n p pl pr s sk sl sn sp st t tr v w z".split()
+VOWELS = "a e i o u ai ea oo ou".split()
+CODAS = ["", "", "b", "d", "g", "k", "l", "m", "n", "p", "r", "t", "x", "nd", "nt", "sk", "ld"]
+
+
+def made_up_words(rng: random.Random, is_word: Callable[[str], bool]) -> Iterator[str]:
+    """Two- or three-syllable nonce words, 5-10 letters, none an English word form."""
+    seen: set[str] = set()
+    while True:
+        syllables = rng.choice((2, 2, 3))
+        word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) for _ in range(syllables))
+        word += rng.choice(CODAS)
+        if 5 <= len(word) <= 10 and word not in seen and not is_word(word):
+            seen.add(word)
+            yield word
+
+
+def hide(word: str, nonce: str, sentence: str) -> str:
+    """The sentence with `word` (and its plain inflections) spelled as `nonce`."""
+    from backends.nonce_lm import word_pattern
+
+    def swap(match) -> str:
+        return nonce.capitalize() if match.group(0)[0].isupper() else nonce
+
+    return word_pattern(word).sub(swap, sentence)
+
+
+def gives_away(word: str, examples: list[str]) -> bool:
+    """Whether the hidden word's stem still shows (an irregular or derived form of it)."""
+    stem = word[: max(4, len(word) - 2)].lower()
+    return any(stem in example.lower() for example in examples)
+
+
+def pool_items(corpus: dict[str, list[str]], count: int, seed: int, is_word) -> list[dict]:
+    """`count` items {"word", "examples", "answer"} from corpus words, seeded."""
+    from backends.inputs import InputError, check_examples
+
+    rng = random.Random(seed)
+    words = sorted(corpus)
+    rng.shuffle(words)
+    nonces = made_up_words(rng, is_word)
+    items = []
+    for word in words:
+        if len(items) == count:
+            break
+        shown = rng.choice((1, 2, 3))  # as many items of each size
+        if len(corpus[word]) < shown:
+            continue
+        nonce = next(nonces)
+        examples = [hide(word, nonce, s) for s in corpus[word][:shown]]
+        try:
+            check_examples(nonce, examples)
+        except InputError:
+            continue
+        if gives_away(word, examples):
+            continue
+        items.append({"word": nonce, "examples": examples, "answer": word})
+    if len(items) < count:
+        raise RuntimeError(f"only {len(items)} usable words for {count} items")
+    return items
+
+
+def english_word_form() -> Callable[[str], bool]:
+    """word -> whether WordNet knows it as a lemma or an inflected form of one."""
+    from backends.lexicon import wordnet
+
+    reader = wordnet()
+    return lambda word: bool(reader.synsets(word)) or reader.morphy(word) is not None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.data import excluded_words
+    from training.corpus import CorpusConfig, build_corpus
+
+    parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)
+    parser.add_argument("--count", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("assets/arena_items.jsonl"))
+    args = parser.parse_args(argv)
+    kept = []
+    if args.out.exists():
+        rows = [json.loads(line) for line in args.out.read_text("utf-8").splitlines() if line]
+        kept = [row for row in rows if not row.get("answer")]
+    # usage examples and other words' glosses that use the word: enough words with 3 sentences
+    corpus = build_corpus(excluded_words(), CorpusConfig(use_glosses=True, max_per_word=3))
+    items = pool_items(corpus, args.count, args.seed, english_word_form())
+    lines = [json.dumps(row, ensure_ascii=False) for row in kept + items]
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"{len(kept)} hand-written + {len(items)} prepared items written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
