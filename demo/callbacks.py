@@ -109,7 +109,10 @@ class Callbacks:
         progress(0.85, desc="Drawing the t-SNE map…")
         view = LearnView(result)
         plots = self._plots(view, space)
-        rows = [(r.learner, r.definition, r.embedding.seconds) for r in result.results]
+        rows = [
+            (r.learner, r.definition, r.embedding.seconds, r.embedding.info.get("note", ""))
+            for r in result.results
+        ]
         return {
             "status": _run_summary(result, time.perf_counter() - start),
             "cards": definition_cards(result.word, rows),

@@ -20,10 +20,15 @@ def literal(text: str) -> str:
     return html.escape(marked, quote=False)
 
 
-def definition_cards(word: str, rows: list[tuple[str, str, float]]) -> str:
-    """One card per learner: (learner, definition, seconds) -> Markdown."""
+def definition_cards(word: str, rows: list[tuple]) -> str:
+    """One card per learner: (learner, definition, seconds[, note]) -> Markdown. A note is
+    what the learner says about its own result (the definition reader that read only the
+    spelling, the cache's effect on the word's probability)."""
     blocks = [f"#### Definitions of “{literal(word)}”"]
-    for learner, definition, seconds in rows:
+    for learner, definition, seconds, *note in rows:
         text = literal(definition) if definition.strip() else "*(no definition generated)*"
-        blocks.append(f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}")
+        block = f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}"
+        if note and note[0]:
+            block += f"\n\n*{literal(note[0])}*"
+        blocks.append(block)
     return "\n\n---\n\n".join(blocks)

@@ -164,6 +164,17 @@ def test_literal_shows_markup_as_characters():
     assert "<img" not in cards and "<b>" not in cards
 
 
+def test_a_learners_note_shows_on_its_card():
+    from backends.learners.definition_reader import SPELLING_ONLY
+
+    cards = definition_cards(
+        "wug", [("definition_reader", "a thing.", 0.1, SPELLING_ONLY), ("centroid", "x.", 0.1, "")]
+    )
+    reader, centroid = cards.split("---")[1:]
+    assert "definition hint" in reader and "spelling" in reader
+    assert "spelling" not in centroid and "definition hint" not in centroid
+
+
 def test_figures_escape_tokens_and_keep_nan_cells():
     from types import SimpleNamespace
 
