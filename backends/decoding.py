@@ -58,7 +58,8 @@ class Decoding:
 @dataclass(frozen=True)
 class TokenForms:
     """Tokens grouped by word form: `form[i]` is the smallest id spelling token i's word
-    the same way (lowercased, leading space or '▁' dropped); ids past the table are their own."""
+    the same way (lowercased; a leading space or '▁' and attached quotes dropped, so '"a'
+    and ' a' are one word); ids past the table are their own."""
 
     form: list[int]  # [V]
     members: dict[int, list[int]]  # form id -> every token id of that form
@@ -68,7 +69,7 @@ class TokenForms:
         first: dict[str, int] = {}
         form, members = [], {}
         for i, piece in enumerate(pieces):
-            key = piece.lstrip("▁ Ġ").lower() or piece
+            key = piece.lstrip("▁ Ġ").strip(_QUOTES).lower() or piece
             form.append(first.setdefault(key, i))
             members.setdefault(form[-1], []).append(i)
         return cls(form, members)
@@ -79,6 +80,8 @@ class TokenForms:
     def tokens_of(self, form: int) -> list[int]:
         return self.members.get(form, [form])
 
+
+_QUOTES = "\"'“”‘’`"  # quotes a token may carry: '"a', 'thing"'
 
 GREEDY = Decoding(ban_word=False, no_repeat_ngram=0)  # plain argmax, nothing blocked
 

@@ -75,8 +75,9 @@ def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
 
 
 def test_token_forms_group_spellings_of_one_word():
-    forms = TokenForms.of_vocabulary(["the", "▁the", "▁The", "cat", "▁cat", ","])
-    assert forms.form_of(2) == forms.form_of(0) == 0
+    forms = TokenForms.of_vocabulary(["the", "▁the", "▁The", "cat", "▁cat", ",", '"the', '▁"', '"'])
+    assert forms.form_of(2) == forms.form_of(0) == forms.form_of(6) == 0  # '"the' too
+    assert forms.form_of(8) != forms.form_of(0)  # a bare quote stays itself
     assert forms.tokens_of(forms.form_of(4)) == [3, 4]
     assert forms.form_of(99) == 99 and forms.tokens_of(99) == [99]  # a nonce id
 
