@@ -63,16 +63,25 @@ class TokenForms:
 
     form: list[int]  # [V]
     members: dict[int, list[int]]  # form id -> every token id of that form
+    # Tokens without a letter or digit (quotes, commas, spaces): the no-repeat rule reads
+    # through them, so 'a " piece of' and 'a piece of' are the same three words.
+    punctuation: frozenset[int]
 
     @classmethod
     def of_vocabulary(cls, pieces: Sequence[str]) -> TokenForms:
         first: dict[str, int] = {}
-        form, members = [], {}
+        form, members, punctuation = [], {}, set()
         for i, piece in enumerate(pieces):
             key = piece.lstrip("▁ Ġ").strip(_QUOTES).lower() or piece
             form.append(first.setdefault(key, i))
             members.setdefault(form[-1], []).append(i)
-        return cls(form, members)
+            if not any(ch.isalnum() for ch in piece):
+                punctuation.add(i)
+        return cls(form, members, frozenset(punctuation))
+
+    def words(self, tokens: Sequence[int]) -> list[int]:
+        """The word forms of `tokens`, punctuation left out."""
+        return [self.form_of(t) for t in tokens if t not in self.punctuation]
 
     def form_of(self, token: int) -> int:
         return self.form[token] if token < len(self.form) else token
@@ -116,7 +125,7 @@ def adjust(
     if forms is None:
         forbidden |= blocked_tokens(generated, decoding.no_repeat_ngram)
     else:
-        said = [forms.form_of(t) for t in generated]
+        said = forms.words(generated)
         for form in blocked_tokens(said, decoding.no_repeat_ngram):
             forbidden.update(forms.tokens_of(form))
     if forbidden:

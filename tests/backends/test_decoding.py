@@ -78,6 +78,7 @@ def test_token_forms_group_spellings_of_one_word():
     forms = TokenForms.of_vocabulary(["the", "▁the", "▁The", "cat", "▁cat", ",", '"the', '▁"', '"'])
     assert forms.form_of(2) == forms.form_of(0) == forms.form_of(6) == 0  # '"the' too
     assert forms.form_of(8) != forms.form_of(0)  # a bare quote stays itself
+    assert forms.words([1, 7, 4, 5, 0]) == [0, 3, 0]  # quotes and commas are read through
     assert forms.tokens_of(forms.form_of(4)) == [3, 4]
     assert forms.form_of(99) == 99 and forms.tokens_of(99) == [99]  # a nonce id
 
@@ -90,3 +91,6 @@ def test_no_repeat_rule_compares_word_forms():
     out = adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2), forms)
     assert out[2] == float("-inf")
     assert torch.equal(adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2)), logprobs)
+    # 'the , cat the ,' : the comma is read through, so a 'cat' would repeat 'the cat'
+    out = adjust(logprobs, [1, 3, 2, 0, 3], [], Decoding(no_repeat_ngram=2), forms)
+    assert out[2] == float("-inf")
