@@ -185,11 +185,20 @@ def update_readme(table_lines: list[str], readme: Path) -> None:
     readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}", encoding="utf-8")
 
 
+def held_out(run: dict) -> bool:
+    """Whether a run read a held-out test file (reported apart from the dev headline)."""
+    return ".test." in run.get("data", "")
+
+
 def render(runs: list[dict]) -> str:
-    lines = [PREAMBLE, "## Headline", ""]
-    lines += headline(runs) + [""]
+    dev, test = [r for r in runs if not held_out(r)], [r for r in runs if held_out(r)]
+    lines = [PREAMBLE, "## Headline (development data)", ""]
+    lines += headline(dev) + [""]
+    if test:
+        lines += ["## Held-out test file (never tuned on)", ""]
+        lines += table([row for run in test for row in run["results"]]) + [""]
     for name, task in TASKS.items():
-        mine = [r for r in runs if r["task"] == name]
+        mine = [r for r in dev if r["task"] == name]
         if not mine:
             continue
         lines += [f"## {name}", "", task.description + ".", ""]
@@ -218,6 +227,6 @@ def write_report(folder: Path | None = None, out: Path | None = None) -> Path:
         raise ValueError(f"no run records (*.json) in {folder}; run a task with --json first")
     out.write_text(render(runs), encoding="utf-8")
     if out == REPORT:
-        update_readme(headline(runs), REPO_ROOT / "README.md")
+        update_readme(headline([r for r in runs if not held_out(r)]), REPO_ROOT / "README.md")
     log.info("wrote %s from %d runs", out, len(runs))
     return out

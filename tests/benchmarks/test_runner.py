@@ -143,3 +143,22 @@ def test_every_learners_config_record_is_plain_json():
     options = RunOptions(data=(), learners=tuple(learner_names()))
     for name in learner_names():
         json.dumps(describe_config(name, options))  # CollegeConfig holds a Path, for one
+
+
+def test_held_out_runs_are_reported_apart_from_the_dev_headline():
+    from benchmarks.report import headline, render
+
+    def run(data, value):
+        rows = [{"learner": "college", "shots": 3, "n": 30, "identified": value, "samples": [{}]}]
+        return {
+            "task": "defgen", "lm": "tiny", "data": data, "results": rows, "settings": {},
+            "command": "c", "machine": "m", "date": "d", "_file": f"{data}.json",
+        }  # fmt: skip
+
+    dev, test = run("benchmarks/sets/defgen.dev.jsonl", 0.4), run("sets/defgen.test.jsonl", 0.9)
+    text = render([dev, test])
+    head, held = text.split("## Held-out test file")
+    assert "0.4" in head and "0.9" not in head.split("## defgen")[0]
+    assert "| college | 3 | 30 | 0.9 |" in held.split("##")[0]
+    assert "samples |" not in text  # per-item definitions stay in the records
+    assert "0.9" not in "\n".join(headline([dev]))
