@@ -38,7 +38,7 @@ from pathlib import Path
 from backends import lexicon
 from benchmarks.data import (
     BLANK,
-    NONCE,
+    PLACEHOLDER,
     SETS_DIR,
     ClozeCandidate,
     ClozeItem,
@@ -159,7 +159,7 @@ def fill(usage: Usage, marker: str) -> str:
 def build_defgen(pool: Pool, pos: str) -> list[DefGenItem]:
     """DefGen items for the words of `pool` (word → its sense-ordered usages)."""
     return [
-        DefGenItem(word, [fill(u, NONCE) for u in usages[:MAX_SHOTS]], definition(word, pos))
+        DefGenItem(word, [fill(u, PLACEHOLDER) for u in usages[:MAX_SHOTS]], definition(word, pos))
         for word, usages in pool.items()
     ]
 
@@ -188,7 +188,9 @@ def build_cloze(pool: Pool, pos: str, rng: random.Random) -> list[ClozeItem]:
         candidates = []
         for word in words:
             own = shown if word == target else pool[word]
-            examples = [fill(u, NONCE) for u in own[:MAX_SHOTS] if u.template != blanked.template]
+            examples = [
+                fill(u, PLACEHOLDER) for u in own[:MAX_SHOTS] if u.template != blanked.template
+            ]
             candidates.append(ClozeCandidate(word, examples))
         items.append(ClozeItem(fill(blanked, BLANK), candidates, words.index(target)))
     return items

@@ -23,7 +23,7 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 SETS_DIR = REPO_ROOT / "benchmarks" / "sets"
 
 BLANK = "___"  # how Chimera, Definitional Nonce and Cloze sentences write the nonce / gap
-NONCE = "<nonce>"  # how DefGen and Cloze candidate examples write the nonce
+PLACEHOLDER = "<nonce>"  # how DefGen and Cloze candidate examples write the nonce
 
 ChimeraLevel = Literal[2, 4, 6]
 CHIMERA_LEVELS: tuple[ChimeraLevel, ...] = (2, 4, 6)
@@ -75,7 +75,7 @@ class ClozeItem:
 
 def with_nonce(text: str, nonce: str) -> str:
     """`text` with its nonce placeholder (`___` or `<nonce>`) replaced by `nonce`."""
-    return text.replace(NONCE, nonce).replace(BLANK, nonce)
+    return text.replace(PLACEHOLDER, nonce).replace(BLANK, nonce)
 
 
 def chimera_path(level: ChimeraLevel) -> Path:

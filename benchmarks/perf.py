@@ -27,16 +27,16 @@ from backends.definitions import define
 from backends.inputs import Example
 from backends.pipeline import load_lm
 from benchmarks.results import Result
-from benchmarks.runs import NONCE, RunOptions, describe_config, learn_each
+from benchmarks.runs import STAND_IN, RunOptions, describe_config, learn_each
 
 log = logging.getLogger(__name__)
 
 SENTENCES = (  # made-up usages of the nonce, for latency only
-    f"The {NONCE} perched on the fence and sang until dawn.",
-    f"A hungry {NONCE} pecked at the seeds we left on the porch.",
-    f"We watched a {NONCE} build its nest under the roof.",
-    f"Every spring the {NONCE} returns from the south.",
-    f"The children fed bread crumbs to a small grey {NONCE}.",
+    f"The {STAND_IN} perched on the fence and sang until dawn.",
+    f"A hungry {STAND_IN} pecked at the seeds we left on the porch.",
+    f"We watched a {STAND_IN} build its nest under the roof.",
+    f"Every spring the {STAND_IN} returns from the south.",
+    f"The children fed bread crumbs to a small grey {STAND_IN}.",
 )
 KNN_K = 16  # neighbours per query, the cache learner's default
 KNN_QUERIES = 256
@@ -56,12 +56,12 @@ def peak_rss_mb() -> float:
 def learner_latency(lm, options: RunOptions) -> list[Result]:
     rows = []
     for name in options.learners:
-        warm, _ = timed(learn_each, lm, (name,), NONCE, [Example(SENTENCES[0])], options)
+        warm, _ = timed(learn_each, lm, (name,), STAND_IN, [Example(SENTENCES[0])], options)
         config = describe_config(name, options)
         rows.append(Result(name, 1, 1, {"seconds": warm}, config, case="learn, first call"))
         for shots in (1, 3, 5):
             examples = [Example(s) for s in SENTENCES[:shots]]
-            seconds, _ = timed(learn_each, lm, (name,), NONCE, examples, options)
+            seconds, _ = timed(learn_each, lm, (name,), STAND_IN, examples, options)
             rows.append(Result(name, shots, 1, {"seconds": seconds}, config, case="learn"))
     return rows + latency_ratios(rows, "token_tuning", "college")
 
@@ -85,7 +85,7 @@ def latency_ratios(rows: list[Result], slow: str, fast: str) -> list[Result]:
 
 def definition_batching(lm, options: RunOptions) -> list[Result]:
     examples = [Example(s) for s in SENTENCES[:3]]
-    embeddings = learn_each(lm, options.learners, NONCE, examples, options)
+    embeddings = learn_each(lm, options.learners, STAND_IN, examples, options)
     batched, _ = timed(define, lm, embeddings, PERF_NEW_TOKENS)
     serial, _ = timed(lambda: [define(lm, [e], PERF_NEW_TOKENS) for e in embeddings])
     label, n = "all", len(embeddings)

@@ -16,9 +16,9 @@ from benchmarks.data import with_nonce
 
 log = logging.getLogger(__name__)
 
-# The blank / <nonce> is filled with made-up strings WordNet does not know (checked in
+# The stand-in word: the blank / <nonce> is filled with made-up strings WordNet does not know (checked in
 # tests), so no learner can look the real word up (definition_reader reads WordNet glosses).
-NONCE = "dax"
+STAND_IN = "dax"
 # Cloze needs one per candidate; each is read only from its own examples.
 CLOZE_NONCES = ("dax", "wug", "blicket", "toma", "fep")
 
@@ -73,7 +73,7 @@ def _plain(value):
     return str(value) if isinstance(value, Path) else value
 
 
-def examples_for(texts: list[str], nonce: str = NONCE) -> list[Example]:
+def examples_for(texts: list[str], nonce: str = STAND_IN) -> list[Example]:
     """Sentences with their `___` / `<nonce>` filled by the made-up string."""
     return [Example(with_nonce(text, nonce)) for text in texts]
 

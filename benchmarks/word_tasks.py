@@ -4,7 +4,7 @@
 Chimera: per item, Spearman ρ between cos(learned, probe reference vectors) and the mean
 human ratings, averaged over items (items where ρ is undefined are skipped). Definitional
 Nonce: rank of the gold word among WordNet single-word lemmas ∪ the gold words; MRR and
-median rank. The blank is filled with the made-up string `runs.NONCE`.
+median rank. The blank is filled with the made-up string `runs.STAND_IN`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from backends.pipeline import load_lm
 from benchmarks import data, metrics
 from benchmarks.results import Result
-from benchmarks.runs import NONCE, RunOptions, describe_config, examples_for, learn_each, limited
+from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for, learn_each, limited
 from benchmarks.vectors import cosines, reference_vectors, unit
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
             vectors = {
                 emb.learner: emb.input_vector
                 for emb in learn_each(
-                    lm, options.learners, NONCE, examples_for(item.examples), options
+                    lm, options.learners, STAND_IN, examples_for(item.examples), options
                 )
             }
             if item.id in sources:
@@ -100,7 +100,7 @@ def run_nonce(options: RunOptions) -> list[Result]:
     ranks: dict[str, list[int]] = defaultdict(list)
     for item in items:
         examples = examples_for([item.sentence])
-        for emb in learn_each(lm, options.learners, NONCE, examples, options):
+        for emb in learn_each(lm, options.learners, STAND_IN, examples, options):
             sims = matrix @ unit(emb.input_vector)
             ranks[emb.learner].append(gold_rank(sims, index[item.word.lower()]))
     config_common = {"candidates": len(words)}

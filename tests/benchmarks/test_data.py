@@ -5,7 +5,7 @@ import json
 import pytest
 
 from benchmarks import data
-from benchmarks.data import BLANK, NONCE
+from benchmarks.data import BLANK, PLACEHOLDER
 
 needs_shared = pytest.mark.skipif(
     not data.SHARED_DATA.is_dir(), reason=f"shared dev data absent from {data.SHARED_DATA}"
@@ -66,7 +66,7 @@ def test_defgen_set_schema():
     assert len({item.word for item in items}) == len(items)
     for item in items:
         assert 1 <= len(item.examples) <= 3
-        assert all(NONCE in example for example in item.examples)
+        assert all(PLACEHOLDER in example for example in item.examples)
         assert item.definition and item.word not in item.definition.lower().split()
     assert (data.SETS_DIR / "defgen.dev.jsonl").stat().st_size < 1_000_000
 
@@ -79,9 +79,9 @@ def test_cloze_set_schema():
         assert len(item.candidates) == 5
         assert len({c.word for c in item.candidates}) == 5
         assert all(1 <= len(c.examples) <= 3 for c in item.candidates)
-        assert all(NONCE in e for c in item.candidates for e in c.examples)
+        assert all(PLACEHOLDER in e for c in item.candidates for e in c.examples)
         target = item.candidates[item.answer]
-        assert item.sentence.replace(BLANK, NONCE) not in target.examples
+        assert item.sentence.replace(BLANK, PLACEHOLDER) not in target.examples
     assert (data.SETS_DIR / "cloze.dev.jsonl").stat().st_size < 1_000_000
 
 
