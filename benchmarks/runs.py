@@ -16,8 +16,9 @@ from benchmarks.data import with_nonce
 
 log = logging.getLogger(__name__)
 
-# The stand-in word: the blank / <nonce> is filled with made-up strings WordNet does not know (checked in
-# tests), so no learner can look the real word up (definition_reader reads WordNet glosses).
+# The stand-in word: the blank / <nonce> is filled with made-up strings WordNet does not
+# know (checked in tests), so no learner can look the real word up (definition_reader
+# reads WordNet glosses).
 STAND_IN = "dax"
 # Cloze needs one per candidate; each is read only from its own examples.
 CLOZE_NONCES = ("dax", "wug", "blicket", "toma", "fep")
