@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from backends.nonce_lm import SUFFIXES
 from backends.nonce_lm import word_pattern as _word_pattern
 
 log = logging.getLogger(__name__)
 
 GCIDE_PATH = Path("/usr/share/dictd/gcide.dict.dz")
-_SUFFIXES = ("", "s", "es", "ed", "d", "ing", "er", "ers", "'s")
 _WORD_OK = re.compile(r"^[a-z]{3,20}$")
 _HEADWORD = re.compile(r"^([A-Z][A-Za-z]+) \\")  # "Actuate \Ac"tu*ate\, v. t. ..."
 _QUOTE_AUTHOR = re.compile(r"\s--[A-Z][^\n]*$")
@@ -87,7 +87,7 @@ def is_excluded(word: str, excluded: set[str]) -> bool:
     """The word or any plain inflection of an excluded word (and vice versa)."""
     if word in excluded:
         return True
-    for suffix in _SUFFIXES[1:]:
+    for suffix in SUFFIXES:
         if word.endswith(suffix) and word[: -len(suffix)] in excluded:
             return True
         if word + suffix in excluded:
