@@ -55,6 +55,7 @@ from backends.nonce_lm import NonceLM, NonceSlot
 from benchmarks.data import excluded_words
 from training.college_dev import dev_set, evaluate, norm_report
 from training.college_losses import (
+    Episode,
     base_rate_loss,
     contrastive_loss,
     episode_ids,
@@ -214,7 +215,7 @@ def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
         negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
         if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
             continue
-        out.append((student, teacher, align, negative))
+        out.append(Episode(student, teacher, align, negative, V + len(out)))
         support.append(s)
         kinds.append(kind)
     return out, support, kinds
