@@ -13,14 +13,8 @@ import torch
 from backends.definitions import PROMPT
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceSlot
-from training.college import (
-    Data,
-    TrainConfig,
-    frozen_but,
-    lm_episodes,
-    parse_args,
-    schedule,
-)
+from training.college import TrainConfig, frozen_but, parse_args, schedule
+from training.college_data import Data, lm_episodes
 from training.college_losses import episode_ids, lm_losses, unlikelihood_loss
 from training.features import pad_features
 

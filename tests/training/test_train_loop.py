@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import training.college as college
+import training.college_data as college_data
 from backends.learners.college import CollegeGenerator
 from tests.training.test_episodes import tiny_data
 
@@ -40,7 +41,7 @@ def tiny_run(tiny_lm, tmp_path, monkeypatch):
     monkeypatch.setattr(college, "dev_set", lambda lm, gcfg: None)
     monkeypatch.setattr(college, "evaluate", lambda generator, dev: {"dev": 0.5})
     monkeypatch.setattr(college, "norm_report", lambda generator, dev, lm: {})
-    monkeypatch.setattr(college, "negative_bank", bank)
+    monkeypatch.setattr(college_data, "negative_bank", bank)
     monkeypatch.setattr(college, "cache_dir", lambda: tmp_path / "cache")
     cfg = replace(
         college.TrainConfig(),
