@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from backends.pipeline import load_lm
+from backends.reference import cosines, reference_vectors, unit
 from benchmarks import data, metrics
 from benchmarks.results import Result
 from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for, learn_each, limited
-from benchmarks.vectors import cosines, reference_vectors, unit
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
 
 
 def run_nonce(options: RunOptions) -> list[Result]:
-    from benchmarks.vectors import candidate_matrix
+    from backends.reference import candidate_matrix
 
     lm = load_lm(options.lm, options.device)
     items = [item for path in options.data for item in data.load_definitional_nonce(path)]

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM
-from benchmarks.vectors import candidate_matrix
+from backends.reference import candidate_matrix
 from training.features import cached_features, pad_features, reference_vectors
 
 
