@@ -20,7 +20,7 @@ How the sets are made (deterministic: fixed seed, WordNet's own order, sorted po
    the target and 4 other cloze targets of the same part of speech sharing no synset
    with it, each shown by 1-3 of its own other usages with "<nonce>"; shuffled.
 5. Split (`split.json`): every DefGen and Cloze word. Together with the Chimera probes
-   and Definitional Nonce gold words (`benchmarks.data.excluded_words()`) these are the
+   and Definitional Nonce gold words (`backends.shared_data.excluded_words()`) these are the
    words no training (e.g. a CoLLEGe generator) may use.
 """
 
@@ -36,10 +36,9 @@ from functools import cache
 from pathlib import Path
 
 from backends import lexicon
+from backends.shared_data import BLANK, SETS_DIR
 from benchmarks.data import (
-    BLANK,
     PLACEHOLDER,
-    SETS_DIR,
     ClozeCandidate,
     ClozeItem,
     DefGenItem,
@@ -246,7 +245,7 @@ def write_split(path: Path, words: set[str]) -> None:
         "note": (
             "Words of the WordNet DefGen dev and test sets and the Cloze dev set "
             "(benchmarks/build_wordnet_sets.py). "
-            "No training may use them; benchmarks.data.excluded_words() adds the Chimera "
+            "No training may use them; backends.shared_data.excluded_words() adds the Chimera "
             "probes and Definitional Nonce gold words of shared/data."
         ),
     }

@@ -10,7 +10,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.data import REPO_ROOT
+from backends.shared_data import REPO_ROOT
 from benchmarks.tasks import TASKS
 
 log = logging.getLogger(__name__)

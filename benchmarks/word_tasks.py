@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from backends import shared_data
 from backends.pipeline import load_lm
 from backends.reference import cosines, reference_vectors, unit
 from benchmarks import data, metrics
@@ -45,7 +46,7 @@ def nanmean(values: list[float]) -> tuple[float, int]:
     return (sum(kept) / len(kept) if kept else math.nan), len(kept)
 
 
-def chimera_level(path: Path, items: list[data.ChimeraItem]) -> int:
+def chimera_level(path: Path, items: list[shared_data.ChimeraItem]) -> int:
     """The level from the file name (`.l4.`), else the passages of the first item."""
     match = re.search(r"\.l(\d)\.", path.name)
     return int(match.group(1)) if match else len(items[0].examples)
@@ -59,7 +60,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
     sources = data.chimera_sources()
     results = []
     for path in options.data:
-        items = data.load_chimera(path=path)
+        items = shared_data.load_chimera(path=path)
         level = chimera_level(path, items)
         rhos: dict[str, list[float]] = defaultdict(list)
         for item in limited(items, options.limit):
@@ -93,7 +94,7 @@ def run_nonce(options: RunOptions) -> list[Result]:
     from backends.reference import candidate_matrix
 
     lm = load_lm(options.lm, options.device)
-    items = [item for path in options.data for item in data.load_definitional_nonce(path)]
+    items = [item for path in options.data for item in shared_data.load_definitional_nonce(path)]
     items = limited(items, options.limit)
     words, matrix = candidate_matrix(lm, [item.word for item in items])
     index = {w: i for i, w in enumerate(words)}

@@ -17,7 +17,7 @@ from backends.definitions import PROMPT
 from backends.learners.college import GeneratorConfig, mask_word
 from backends.lexicon import single_word_lemmas
 from backends.nonce_lm import NonceLM
-from benchmarks.data import excluded_words
+from backends.shared_data import excluded_words
 from training.college_losses import Episode, episode_ids
 from training.corpus import (
     CorpusConfig,

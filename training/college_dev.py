@@ -28,7 +28,7 @@ class DevSet:
 def dev_set(lm: NonceLM, gcfg: GeneratorConfig) -> DevSet:
     """Shared dev files with the nonce (`___`) as the mask token; references for probes
     and for the candidate vocabulary (WordNet single-word lemmas + gold words)."""
-    from benchmarks.data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
+    from backends.shared_data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
 
     mask_token = "[MASK]"
     texts: list[str] = []

@@ -12,7 +12,7 @@ word (rather than defines it):
 Filters, after the paper's: a sentence keeps 5..60 words, holds the word 1..3 times, is
 not repetitive (>= 50% distinct words), and does not define the word outright
 ("w is a ...", "called w", "known as w"). Every evaluation word (and its inflections)
-is removed as a target word (`benchmarks.data.excluded_words()`).
+is removed as a target word (`backends.shared_data.excluded_words()`).
 """
 
 from __future__ import annotations
