@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from backends.inputs import Example
@@ -46,7 +46,6 @@ class RunOptions:
     big: bool = False  # perf: add the 10^6 sizes
     knn_sizes: tuple[int, ...] = (10_000, 100_000)
     vote_sizes: tuple[int, ...] = (10_000, 100_000)
-    extra: dict = field(default_factory=dict)
 
 
 def learner_config(name: str, options: RunOptions):
