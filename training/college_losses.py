@@ -109,7 +109,29 @@ def lm_losses(
     Episode e's new token is V + e. With `kinds` (a name per episode's query) the parts
     also hold the query CE of each kind apart, `ce_<kind>`: logged only, the loss is the
     same."""
-    V, E = lm.vocab_size, len(episodes)
+    E = len(episodes)
+    hidden, nll, rows = student_nll(lm, slot, episodes)
+    is_query = rows < E  # rows E..2E-1 are the negative queries
+    ce_query, ce_negative = nll[is_query].mean(), nll[~is_query].mean()
+    cos, mse = distillation(lm, slot, episodes, hidden, cfg, gen)
+    total = ce_query + ce_negative + cfg.distill_cos * cos + cfg.distill_mse * mse
+    parts = {
+        "ce_query": ce_query,
+        "ce_negative": ce_negative,
+        "distill_cos": cos,
+        "distill_mse": mse,
+    }
+    for kind in sorted(set(kinds or ())):
+        of_kind = torch.tensor([k == kind for k in kinds], device=nll.device)  # [E]
+        parts[f"ce_{kind}"] = nll[is_query & of_kind[rows % E]].mean()
+    return total, {k: float(v.detach()) for k, v in parts.items()}
+
+
+def student_nll(lm: NonceLM, slot: NonceSlot, episodes: list[Episode]):
+    """The LM with the new tokens reading each episode's query, then its negative query:
+    final hidden states [2E, T, d], and the next-token NLL [N] at every predicting
+    position with the sequence row [N] it belongs to (row e and E + e: episode e)."""
+    E = len(episodes)
     seqs = [ep.student for ep in episodes] + [ep.negative for ep in episodes]
     ids, mask = lm.pad(seqs, left=False)
     hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [2E, T, d]
@@ -117,13 +139,24 @@ def lm_losses(
     rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)], device=dev)
     pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)], device=dev)
     h = hidden[rows, pos]  # [N, d], every predicting position
-    logits = lm.logits(h, slot).float()  # [N, V + E]
-    own = rows % E  # the episode each row belongs to
-    logits = own_nonce_only(lm, logits, own)
+    logits = own_nonce_only(lm, lm.logits(h, slot).float(), rows % E)  # [N, V + E]
     nll = F.cross_entropy(logits, ids[rows, pos + 1], reduction="none")
-    is_query = rows < E
-    ce_query, ce_negative = nll[is_query].mean(), nll[~is_query].mean()
+    return hidden, nll, rows
 
+
+def distillation(
+    lm: NonceLM,
+    slot: NonceSlot,
+    episodes: list[Episode],
+    hidden: torch.Tensor,
+    cfg: TrainConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1 - cosine of hidden states, MSE of centred logits) between the student's `hidden`
+    [2E, T, d] and the frozen LM reading the original word, at aligned positions. The MSE
+    compares the teacher's top-k columns, random shared ones, and the new token's column
+    against the teacher's logit for the word's first token."""
+    V, dev = lm.vocab_size, hidden.device
     with torch.no_grad():  # the teacher: the same frozen LM reading the original word
         t_ids, t_mask = lm.pad([ep.teacher for ep in episodes], left=False)
         t_hidden = lm.hidden(t_ids, t_mask, None).last_hidden_state  # [E, T', d]
@@ -151,17 +184,7 @@ def lm_losses(
         )  # [M, k + r + 1]
     s_sel, t_sel = s_logits.gather(1, cols), t_logits.gather(1, cols)
     mse = F.mse_loss(s_sel - s_sel.mean(1, keepdim=True), t_sel - t_sel.mean(1, keepdim=True))
-    total = ce_query + ce_negative + cfg.distill_cos * cos + cfg.distill_mse * mse
-    parts = {
-        "ce_query": ce_query,
-        "ce_negative": ce_negative,
-        "distill_cos": cos,
-        "distill_mse": mse,
-    }
-    for kind in sorted(set(kinds or ())):
-        of_kind = torch.tensor([k == kind for k in kinds], device=dev)  # [E]
-        parts[f"ce_{kind}"] = nll[is_query & of_kind[own]].mean()
-    return total, {k: float(v.detach()) for k, v in parts.items()}
+    return cos, mse
 
 
 def own_nonce_only(lm: NonceLM, logits: torch.Tensor, episode: torch.Tensor) -> torch.Tensor:
