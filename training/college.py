@@ -171,6 +171,20 @@ def accelerator_or_none():
     return Accelerator(cpu=not torch.cuda.is_available())
 
 
+def generator_config(cfg: TrainConfig, lm: NonceLM) -> GeneratorConfig:
+    """The generator for this (encoder, LM) pair, its heads aimed at the LM's row norms."""
+    norm_in, norm_out = mean_norms(lm)
+    return GeneratorConfig(
+        encoder=cfg.encoder,
+        lm=cfg.lm,
+        d_lm=lm.dim,
+        norm_in=norm_in,
+        norm_out=norm_out,
+        fixed_length_in=cfg.fixed_length_in,
+        fixed_length_out=cfg.fixed_length_out,
+    )
+
+
 def build_generator(cfg: TrainConfig, gcfg: GeneratorConfig, data: Data, device):
     """A fresh generator with heads calibrated on the first sentences, or (`--init`) the
     one an earlier phase saved."""
@@ -200,16 +214,7 @@ def setup(cfg: TrainConfig) -> Run:
     from backends.pipeline import load_lm
 
     lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
-    norm_in, norm_out = mean_norms(lm)
-    gcfg = GeneratorConfig(
-        encoder=cfg.encoder,
-        lm=cfg.lm,
-        d_lm=lm.dim,
-        norm_in=norm_in,
-        norm_out=norm_out,
-        fixed_length_in=cfg.fixed_length_in,
-        fixed_length_out=cfg.fixed_length_out,
-    )
+    gcfg = generator_config(cfg, lm)
     data = training_data(lm, cfg, gcfg)
     dev = dev_set(lm, gcfg)
     generator = build_generator(cfg, gcfg, data, device)
@@ -235,8 +240,8 @@ def setup(cfg: TrainConfig) -> Run:
         scheduler=scheduler,
         accelerator=accelerator,
         device=device,
-        norm_in=norm_in,
-        norm_out=norm_out,
+        norm_in=gcfg.norm_in,
+        norm_out=gcfg.norm_out,
         out=out,
         work=work,
         phase=phase,
