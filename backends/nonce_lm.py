@@ -22,12 +22,13 @@ from backends.decoding import GREEDY, Decoding, TokenForms, adjust, pick, sample
 LogitHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 # Inflectional endings left as ordinary text after the nonce: "wugs" = <nonce> + "s".
-_SUFFIXES = "(?:s|es|ed|d|ing|er|ers|'s)?"
+SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "'s")
+_SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of them
 
 
 def word_pattern(word: str) -> re.Pattern[str]:
     """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending."""
-    return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIXES}(?!\w))", re.IGNORECASE)
+    return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIX}(?!\w))", re.IGNORECASE)
 
 
 @dataclass

@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _relative(path: Path) -> str:
     """The path relative to the repository root (shared data reads `../shared/...`)."""
-    from benchmarks.data import REPO_ROOT
+    from backends.shared_data import REPO_ROOT
 
     return os.path.relpath(path.resolve(), REPO_ROOT)
 

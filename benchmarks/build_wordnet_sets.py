@@ -20,7 +20,7 @@ How the sets are made (deterministic: fixed seed, WordNet's own order, sorted po
    the target and 4 other cloze targets of the same part of speech sharing no synset
    with it, each shown by 1-3 of its own other usages with "<nonce>"; shuffled.
 5. Split (`split.json`): every DefGen and Cloze word. Together with the Chimera probes
-   and Definitional Nonce gold words (`benchmarks.data.excluded_words()`) these are the
+   and Definitional Nonce gold words (`backends.shared_data.excluded_words()`) these are the
    words no training (e.g. a CoLLEGe generator) may use.
 """
 
@@ -36,10 +36,9 @@ from functools import cache
 from pathlib import Path
 
 from backends import lexicon
+from backends.shared_data import BLANK, SETS_DIR
 from benchmarks.data import (
-    BLANK,
-    NONCE,
-    SETS_DIR,
+    PLACEHOLDER,
     ClozeCandidate,
     ClozeItem,
     DefGenItem,
@@ -159,7 +158,7 @@ def fill(usage: Usage, marker: str) -> str:
 def build_defgen(pool: Pool, pos: str) -> list[DefGenItem]:
     """DefGen items for the words of `pool` (word → its sense-ordered usages)."""
     return [
-        DefGenItem(word, [fill(u, NONCE) for u in usages[:MAX_SHOTS]], definition(word, pos))
+        DefGenItem(word, [fill(u, PLACEHOLDER) for u in usages[:MAX_SHOTS]], definition(word, pos))
         for word, usages in pool.items()
     ]
 
@@ -188,7 +187,9 @@ def build_cloze(pool: Pool, pos: str, rng: random.Random) -> list[ClozeItem]:
         candidates = []
         for word in words:
             own = shown if word == target else pool[word]
-            examples = [fill(u, NONCE) for u in own[:MAX_SHOTS] if u.template != blanked.template]
+            examples = [
+                fill(u, PLACEHOLDER) for u in own[:MAX_SHOTS] if u.template != blanked.template
+            ]
             candidates.append(ClozeCandidate(word, examples))
         items.append(ClozeItem(fill(blanked, BLANK), candidates, words.index(target)))
     return items
@@ -244,7 +245,7 @@ def write_split(path: Path, words: set[str]) -> None:
         "note": (
             "Words of the WordNet DefGen dev and test sets and the Cloze dev set "
             "(benchmarks/build_wordnet_sets.py). "
-            "No training may use them; benchmarks.data.excluded_words() adds the Chimera "
+            "No training may use them; backends.shared_data.excluded_words() adds the Chimera "
             "probes and Definitional Nonce gold words of shared/data."
         ),
     }

@@ -30,7 +30,7 @@ from backends.pipeline import load_lm
 from benchmarks import data, metrics
 from benchmarks.bertscore import BertScoreConfig, BertScorer
 from benchmarks.results import Result
-from benchmarks.runs import NONCE, RunOptions, describe_config, examples_for, learn_each, limited
+from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for, learn_each, limited
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def generate_samples(options: RunOptions, items: list[data.DefGenItem], lm) -> l
             if len(item.examples) < k:
                 continue  # an item with fewer examples than k does not count at k
             embeddings = learn_each(
-                lm, options.learners, NONCE, examples_for(item.examples[:k]), options
+                lm, options.learners, STAND_IN, examples_for(item.examples[:k]), options
             )
             found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
             for name, text in [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]:
@@ -97,7 +97,7 @@ def score_samples(
         others = [row[i] for i in metrics.distractors(len(references), s.item, DISTRACTORS, seed)]
         # A definition that says the word it defines names it for free; the stand-in string
         # is what a learner's definition could say, the real word what the oracle's could.
-        said = s.word if s.learner == ORACLE else NONCE
+        said = s.word if s.learner == ORACLE else STAND_IN
         s.scores = {
             "bertscore_f1": score,
             "rouge_l": metrics.rouge_l(s.reference, s.definition),
@@ -206,11 +206,11 @@ def run_tournament(options: RunOptions) -> list[Result]:
         a, b = (
             Verdict(
                 row[number] - max(row[i] for i in others),
-                metrics.degenerate(text, item.word if name == ORACLE else NONCE),
+                metrics.degenerate(text, item.word if name == ORACLE else STAND_IN),
             )
             for name, text, row in zip(pair, texts, cosines)
         )
-        seen = Item(NONCE, tuple(ex.text for ex in examples))
+        seen = Item(STAND_IN, tuple(ex.text for ex in examples))
         vote = judge(a, b, options.tie_margin)
         votes.append(AutoVote(seen, *pair, *texts, lm=lm.name, vote=vote, annotator=JUDGE))
     return _tournament_results(votes, options)
@@ -221,7 +221,7 @@ def _battle_definition(lm, name: str, item, examples, options: RunOptions) -> st
     if name == ORACLE:
         found = define_known(lm, [item.word], options.max_new_tokens)
     else:
-        learned = learn_each(lm, (name,), NONCE, examples, options)
+        learned = learn_each(lm, (name,), STAND_IN, examples, options)
         found = define(lm, learned, options.max_new_tokens)
     return first_sentence(found[0].text)
 

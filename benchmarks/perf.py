@@ -27,16 +27,16 @@ from backends.definitions import define
 from backends.inputs import Example
 from backends.pipeline import load_lm
 from benchmarks.results import Result
-from benchmarks.runs import NONCE, RunOptions, describe_config, learn_each
+from benchmarks.runs import STAND_IN, RunOptions, describe_config, learn_each
 
 log = logging.getLogger(__name__)
 
 SENTENCES = (  # made-up usages of the nonce, for latency only
-    f"The {NONCE} perched on the fence and sang until dawn.",
-    f"A hungry {NONCE} pecked at the seeds we left on the porch.",
-    f"We watched a {NONCE} build its nest under the roof.",
-    f"Every spring the {NONCE} returns from the south.",
-    f"The children fed bread crumbs to a small grey {NONCE}.",
+    f"The {STAND_IN} perched on the fence and sang until dawn.",
+    f"A hungry {STAND_IN} pecked at the seeds we left on the porch.",
+    f"We watched a {STAND_IN} build its nest under the roof.",
+    f"Every spring the {STAND_IN} returns from the south.",
+    f"The children fed bread crumbs to a small grey {STAND_IN}.",
 )
 KNN_K = 16  # neighbours per query, the cache learner's default
 KNN_QUERIES = 256
@@ -53,16 +53,24 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+def perf_row(
+    subject: str, shots: int | None, n: int, metrics: dict, config: dict | None = None, *, case: str
+) -> Result:
+    """A perf row: `subject` is what was measured (a learner, the LM, an index kind, the
+    process), `case` what was timed."""
+    return Result(subject, shots, n, metrics, config or {}, case=case, kind="perf")
+
+
 def learner_latency(lm, options: RunOptions) -> list[Result]:
     rows = []
     for name in options.learners:
-        warm, _ = timed(learn_each, lm, (name,), NONCE, [Example(SENTENCES[0])], options)
+        warm, _ = timed(learn_each, lm, (name,), STAND_IN, [Example(SENTENCES[0])], options)
         config = describe_config(name, options)
-        rows.append(Result(name, 1, 1, {"seconds": warm}, config, case="learn, first call"))
+        rows.append(perf_row(name, 1, 1, {"seconds": warm}, config, case="learn, first call"))
         for shots in (1, 3, 5):
             examples = [Example(s) for s in SENTENCES[:shots]]
-            seconds, _ = timed(learn_each, lm, (name,), NONCE, examples, options)
-            rows.append(Result(name, shots, 1, {"seconds": seconds}, config, case="learn"))
+            seconds, _ = timed(learn_each, lm, (name,), STAND_IN, examples, options)
+            rows.append(perf_row(name, shots, 1, {"seconds": seconds}, config, case="learn"))
     return rows + latency_ratios(rows, "token_tuning", "college")
 
 
@@ -71,7 +79,7 @@ def latency_ratios(rows: list[Result], slow: str, fast: str) -> list[Result]:
     instead of an optimisation), when both learners were measured."""
     seconds = {(r.learner, r.shots): r.metrics["seconds"] for r in rows if r.case == "learn"}
     return [
-        Result(
+        perf_row(
             f"{slow}/{fast}",
             shots,
             1,
@@ -85,15 +93,15 @@ def latency_ratios(rows: list[Result], slow: str, fast: str) -> list[Result]:
 
 def definition_batching(lm, options: RunOptions) -> list[Result]:
     examples = [Example(s) for s in SENTENCES[:3]]
-    embeddings = learn_each(lm, options.learners, NONCE, examples, options)
+    embeddings = learn_each(lm, options.learners, STAND_IN, examples, options)
     batched, _ = timed(define, lm, embeddings, PERF_NEW_TOKENS)
     serial, _ = timed(lambda: [define(lm, [e], PERF_NEW_TOKENS) for e in embeddings])
     label, n = "all", len(embeddings)
     config = {"max_new_tokens": PERF_NEW_TOKENS}
     return [
-        Result(label, 3, n, {"seconds": batched}, config, case="define, one batch"),
-        Result(label, 3, n, {"seconds": serial}, config, case="define, one by one"),
-        Result(
+        perf_row(label, 3, n, {"seconds": batched}, config, case="define, one batch"),
+        perf_row(label, 3, n, {"seconds": serial}, config, case="define, one by one"),
+        perf_row(
             label,
             3,
             n,
@@ -123,19 +131,19 @@ def model_load(options: RunOptions) -> list[Result]:
     from backends.settings import load_settings
 
     name = options.lm or load_settings().lm
-    cached, _ = timed(load_causal_lm.__wrapped__, name, options.device)  # bypass the lru cache
-    rows = [Result(name, None, 1, {"seconds": cached}, case="load LM, cached fp32")]
+    cached, _ = timed(load_causal_lm, name, options.device)  # uncached: pipeline.load_lm caches
+    rows = [perf_row(name, None, 1, {"seconds": cached}, case="load LM, cached fp32")]
     if options.skip_cold or name not in LM_PRESETS:
         return rows
     with tempfile.TemporaryDirectory(prefix="nonce-cold-") as tmp, cache_dir_at(tmp):
         converting, _ = timed(convert, LM_PRESETS[name])
-        loading, _ = timed(load_causal_lm.__wrapped__, name, options.device)
+        loading, _ = timed(load_causal_lm, name, options.device)
     cold = converting + loading
     rows += [
-        Result(
+        perf_row(
             name, None, 1, {"seconds": cold, "convert_s": converting}, case="load LM, cold (GGUF)"
         ),
-        Result(name, None, 1, {"ratio": cold / cached}, case="load speed-up (cold/cached)"),
+        perf_row(name, None, 1, {"ratio": cold / cached}, case="load speed-up (cold/cached)"),
     ]
     return rows
 
@@ -174,13 +182,13 @@ def knn_store(dim: int, sizes: tuple[int, ...], seed: int) -> list[Result]:
         measured["ivfpq"]["recall_at_k"] = float(np.mean(hits))
         config = {"dim": dim, "k": KNN_K, "queries": KNN_QUERIES}
         for kind, values in measured.items():
-            rows.append(Result(kind, None, n, values, config, case="knn store"))
+            rows.append(perf_row(kind, None, n, values, config, case="knn store"))
         ratio = {
             "query_speedup": measured["flat"]["query_ms"] / measured["ivfpq"]["query_ms"],
             "memory_ratio": measured["flat"]["bytes_per_vector"]
             / measured["ivfpq"]["bytes_per_vector"],
         }
-        rows.append(Result("flat/ivfpq", None, n, ratio, config, case="knn store ratios"))
+        rows.append(perf_row("flat/ivfpq", None, n, ratio, config, case="knn store ratios"))
         log.info("knn store at %d vectors measured", n)
     return rows
 
@@ -207,7 +215,7 @@ def ratings(sizes: tuple[int, ...], seed: int) -> list[Result]:
         online, _ = timed(elo, matches)
         board, _ = timed(leaderboard, matches, 100, seed)
         metrics = {"elo_s": online, "leaderboard_s": board}
-        rows.append(Result("6 learners", None, n, metrics, {"rounds": 100}, case="ratings"))
+        rows.append(perf_row("6 learners", None, n, metrics, {"rounds": 100}, case="ratings"))
     return rows
 
 
@@ -218,5 +226,5 @@ def run_perf(options: RunOptions) -> list[Result]:
     rows += definition_batching(lm, options)
     rows += knn_store(lm.dim, options.knn_sizes, options.seed)
     rows += ratings(options.vote_sizes, options.seed)
-    rows.append(Result("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory"))
+    rows.append(perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory"))
     return rows

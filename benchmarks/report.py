@@ -10,7 +10,8 @@ from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.data import REPO_ROOT
+from backends.shared_data import REPO_ROOT
+from benchmarks.results import row_kind
 from benchmarks.tasks import TASKS
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ def headline(runs: list[dict]) -> list[str]:
     rows: dict[tuple, dict[int, dict]] = defaultdict(dict)  # (task, learner, shots) -> n -> row
     for run in runs:
         for row in run["results"]:
-            if row.get("case") or "/" in row["learner"]:
+            if row_kind(row) != "learner":
                 continue
             shots = row["shots"] if run["task"] in ("chimera", "nonce", "defgen") else None
             # a tournament row's n is its learner's battles; the column's n is the votes

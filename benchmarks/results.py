@@ -1,7 +1,9 @@
 """One typed result schema for every benchmark task (after lm-evaluation-harness).
 
 A run writes `{"task", "lm", "data", "results": [{"learner", "shots", "n", <metric>: value,
-...}], ...}`: one `Result` per (learner, shots) row, metrics flattened into the row.
+...}], ...}`: one `Result` per (learner, shots) row, metrics flattened into the row. A
+perf row (`kind: "perf"`) names what it measured in `learner` (a learner, the LM, an
+index kind, the process) and what was timed in `case`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
+
+RowKind = Literal["learner", "perf"]
 
 
 @dataclass(frozen=True)
@@ -25,12 +30,15 @@ class Result:
     metrics: dict[str, float]  # metric name -> value (see the task's declared metrics)
     config: dict = field(default_factory=dict)  # learner settings and scoring choices
     case: str = ""  # perf only: what was measured
+    kind: RowKind = "learner"  # "learner": a learner's scores; "perf": a measurement
     # Per-item outputs (DefGen: each definition and its scores), as lm-evaluation-harness
     # keeps samples, so a reader can see what a learner said, not only the means.
     samples: list[dict] = field(default_factory=list)
 
     def record(self) -> dict:
         row: dict = {"learner": self.learner, "shots": self.shots, "n": self.n}
+        if self.kind != "learner":  # learner rows keep the shape older records have
+            row["kind"] = self.kind
         if self.case:
             row["case"] = self.case
         row.update({k: _rounded(v) for k, v in self.metrics.items()})
@@ -69,6 +77,14 @@ class Run:
     def write(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.record(), indent=1, ensure_ascii=False) + "\n")
+
+
+def row_kind(row: dict) -> RowKind:
+    """A record row's kind. Records written before rows had one mark perf rows by their
+    `case`, or by a "/" in `learner` (a ratio of two learners)."""
+    if "kind" in row:
+        return row["kind"]
+    return "perf" if row.get("case") or "/" in row["learner"] else "learner"
 
 
 def _rounded(value: float) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from backends.inputs import Example
@@ -16,9 +16,10 @@ from benchmarks.data import with_nonce
 
 log = logging.getLogger(__name__)
 
-# The blank / <nonce> is filled with made-up strings WordNet does not know (checked in
-# tests), so no learner can look the real word up (definition_reader reads WordNet glosses).
-NONCE = "dax"
+# The stand-in word: the blank / <nonce> is filled with made-up strings WordNet does not
+# know (checked in tests), so no learner can look the real word up (definition_reader
+# reads WordNet glosses).
+STAND_IN = "dax"
 # Cloze needs one per candidate; each is read only from its own examples.
 CLOZE_NONCES = ("dax", "wug", "blicket", "toma", "fep")
 
@@ -45,7 +46,6 @@ class RunOptions:
     big: bool = False  # perf: add the 10^6 sizes
     knn_sizes: tuple[int, ...] = (10_000, 100_000)
     vote_sizes: tuple[int, ...] = (10_000, 100_000)
-    extra: dict = field(default_factory=dict)
 
 
 def learner_config(name: str, options: RunOptions):
@@ -73,7 +73,7 @@ def _plain(value):
     return str(value) if isinstance(value, Path) else value
 
 
-def examples_for(texts: list[str], nonce: str = NONCE) -> list[Example]:
+def examples_for(texts: list[str], nonce: str = STAND_IN) -> list[Example]:
     """Sentences with their `___` / `<nonce>` filled by the made-up string."""
     return [Example(with_nonce(text, nonce)) for text in texts]
 

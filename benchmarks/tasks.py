@@ -12,8 +12,8 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from backends import shared_data
 from backends.registry import unknown_name_message
-from benchmarks import data
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ TASKS: dict[str, Task] = {
         Task(
             "chimera",
             "Chimera: cos(learned input vector, probe reference vectors) vs human ratings",
-            tuple(str(data.chimera_path(level)) for level in data.CHIMERA_LEVELS),
+            tuple(str(shared_data.chimera_path(level)) for level in shared_data.CHIMERA_LEVELS),
             (SPEARMAN,),
             1,
             "benchmarks.word_tasks:run_chimera",
@@ -71,7 +71,7 @@ TASKS: dict[str, Task] = {
         Task(
             "nonce",
             "Definitional Nonce: rank of the gold word's reference vector among WordNet lemmas",
-            (str(data.definitional_nonce_path()),),
+            (str(shared_data.definitional_nonce_path()),),
             (MRR, MEDIAN_RANK),
             1,
             "benchmarks.word_tasks:run_nonce",
@@ -80,7 +80,7 @@ TASKS: dict[str, Task] = {
             "defgen",
             "DefGen: generated definition (first sentence) vs the WordNet gloss, 1-3 shots, "
             "with the oracle (the real word) as the ceiling",
-            (str(data.SETS_DIR / "defgen.dev.jsonl"),),
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (IDENTIFIED, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
             2,
             "benchmarks.defgen:run_defgen",
@@ -88,7 +88,7 @@ TASKS: dict[str, Task] = {
         Task(
             "cloze",
             "Cloze: pick, by LM log-probability, which of 5 new words fills the blank",
-            (str(data.SETS_DIR / "cloze.dev.jsonl"),),
+            (str(shared_data.SETS_DIR / "cloze.dev.jsonl"),),
             (ACCURACY, CHANCE),
             1,
             "benchmarks.cloze:run_cloze",
@@ -97,7 +97,7 @@ TASKS: dict[str, Task] = {
             "tournament",
             "Automatic Elo tournament on DefGen items, the oracle included; a degenerate "
             "definition loses, else the one that better identifies its reference wins",
-            (str(data.SETS_DIR / "defgen.dev.jsonl"),),
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
             2,
             "benchmarks.defgen:run_tournament",

@@ -4,7 +4,7 @@
 Chimera: per item, Spearman ρ between cos(learned, probe reference vectors) and the mean
 human ratings, averaged over items (items where ρ is undefined are skipped). Definitional
 Nonce: rank of the gold word among WordNet single-word lemmas ∪ the gold words; MRR and
-median rank. The blank is filled with the made-up string `runs.NONCE`.
+median rank. The blank is filled with the made-up string `runs.STAND_IN`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
+from backends import shared_data
 from backends.pipeline import load_lm
+from backends.reference import cosines, reference_vectors, unit
 from benchmarks import data, metrics
 from benchmarks.results import Result
-from benchmarks.runs import NONCE, RunOptions, describe_config, examples_for, learn_each, limited
-from benchmarks.vectors import cosines, reference_vectors, unit
+from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for, learn_each, limited
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def nanmean(values: list[float]) -> tuple[float, int]:
     return (sum(kept) / len(kept) if kept else math.nan), len(kept)
 
 
-def chimera_level(path: Path, items: list[data.ChimeraItem]) -> int:
+def chimera_level(path: Path, items: list[shared_data.ChimeraItem]) -> int:
     """The level from the file name (`.l4.`), else the passages of the first item."""
     match = re.search(r"\.l(\d)\.", path.name)
     return int(match.group(1)) if match else len(items[0].examples)
@@ -59,7 +60,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
     sources = data.chimera_sources()
     results = []
     for path in options.data:
-        items = data.load_chimera(path=path)
+        items = shared_data.load_chimera(path=path)
         level = chimera_level(path, items)
         rhos: dict[str, list[float]] = defaultdict(list)
         for item in limited(items, options.limit):
@@ -67,7 +68,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
             vectors = {
                 emb.learner: emb.input_vector
                 for emb in learn_each(
-                    lm, options.learners, NONCE, examples_for(item.examples), options
+                    lm, options.learners, STAND_IN, examples_for(item.examples), options
                 )
             }
             if item.id in sources:
@@ -90,17 +91,17 @@ def run_chimera(options: RunOptions) -> list[Result]:
 
 
 def run_nonce(options: RunOptions) -> list[Result]:
-    from benchmarks.vectors import candidate_matrix
+    from backends.reference import candidate_matrix
 
     lm = load_lm(options.lm, options.device)
-    items = [item for path in options.data for item in data.load_definitional_nonce(path)]
+    items = [item for path in options.data for item in shared_data.load_definitional_nonce(path)]
     items = limited(items, options.limit)
     words, matrix = candidate_matrix(lm, [item.word for item in items])
     index = {w: i for i, w in enumerate(words)}
     ranks: dict[str, list[int]] = defaultdict(list)
     for item in items:
         examples = examples_for([item.sentence])
-        for emb in learn_each(lm, options.learners, NONCE, examples, options):
+        for emb in learn_each(lm, options.learners, STAND_IN, examples, options):
             sims = matrix @ unit(emb.input_vector)
             ranks[emb.learner].append(gold_rank(sims, index[item.word.lower()]))
     config_common = {"candidates": len(words)}

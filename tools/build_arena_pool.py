@@ -3,7 +3,7 @@
 Each item takes a word's usage sentences from the CoLLEGe training corpus builder
 (`training.corpus`: WordNet 3.0 usage examples, and GCIDE quotations when Debian's
 dict-gcide is installed; sentences that use the word rather than define it), never an
-evaluation word or an inflection of one (`benchmarks.data.excluded_words`), shows 1 to 3 of
+evaluation word or an inflection of one (`backends.shared_data.excluded_words`), shows 1 to 3 of
 them with the word (and its plain inflections) replaced by a pronounceable made-up word
 that is no English word form, and keeps the real word as the item's `answer`, shown after
 the vote. The hand-written items already in the file (those without an answer) stay first.
@@ -91,7 +91,7 @@ def english_word_form() -> Callable[[str], bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.data import excluded_words
+    from backends.shared_data import excluded_words
     from training.corpus import CorpusConfig, build_corpus
 
     parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)

@@ -1,6 +1,7 @@
 """Training code for learners that ship trained weights (CoLLEGe's generator).
 
-It sits beside `backends` and `benchmarks` and may use both: the training corpus drops
-the benchmarks' evaluation words, and the dev evaluation reads the benchmark files.
+It uses `backends` only, never `benchmarks` (which measure what it trains): the
+evaluation words the corpus drops and the dev files it watches come from
+`backends.shared_data`, the reference vectors it aims at from `backends.reference`.
 `backends` itself never imports it.
 """

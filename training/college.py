@@ -45,38 +45,29 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-from backends.definitions import PROMPT
 from backends.learners.base import mean_norms
-from backends.learners.college import CollegeGenerator, GeneratorConfig, mask_word
-from backends.lexicon import single_word_lemmas
+from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM, NonceSlot
-from benchmarks.data import excluded_words
-from training.college_dev import dev_set, evaluate, norm_report
+from training.college_data import (
+    Data,
+    Targets,
+    contrast_rows,
+    lm_episodes,
+    one_sentence_each,
+    read_each,
+    targets_on,
+    training_data,
+)
+from training.college_dev import DevSet, dev_set, evaluate, norm_report
 from training.college_losses import (
     base_rate_loss,
     contrastive_loss,
-    episode_ids,
     lm_losses,
     regression_loss,
     unlikelihood_loss,
 )
-from training.corpus import (
-    CorpusConfig,
-    build_corpus,
-    is_excluded,
-    load_corpus,
-    save_corpus,
-    sense_glosses,
-)
-from training.features import (
-    cache_dir,
-    cached_features,
-    negative_bank,
-    pad_features,
-    reference_vectors,
-)
+from training.features import cache_dir, pad_features
 
 log = logging.getLogger(__name__)
 
@@ -125,121 +116,6 @@ class TrainConfig:
     seed: int = 0
 
 
-# --- data: corpus, frozen features, reference vectors --------------------------------------
-
-
-def training_corpus(cfg: TrainConfig) -> dict[str, list[str]]:
-    """word -> sentences, built once (minutes: WordNet + GCIDE) and cached as JSON."""
-
-    path = cache_dir() / "corpus.json"
-    if not path.exists():
-        save_corpus(build_corpus(excluded_words(), CorpusConfig(seed=cfg.seed)), path)
-    corpus = load_corpus(path)
-    rng = random.Random(cfg.seed)
-    words = sorted(w for w, s in corpus.items() if len(s) >= 2)
-    rng.shuffle(words)
-    return {w: corpus[w][: cfg.per_word] for w in sorted(words[: cfg.words])}
-
-
-@dataclass
-class Data:
-    words: list[str]
-    sentences: list[str]  # every training sentence
-    owner: list[int]  # sentence -> word index
-    of_word: list[list[int]]  # word index -> its sentence indices
-    features: list[torch.Tensor]  # per sentence, fp16 [T_i, d_enc]
-    glosses: list[tuple[int, str]]  # (sentence, gloss of the sense it illustrates)
-    ref_in: torch.Tensor  # [W, d_lm]
-    ref_out: torch.Tensor  # [W, d_lm]
-    vocab: torch.Tensor  # [C, d_lm] unit reference rows: training words first, then lemmas
-
-
-def training_data(lm: NonceLM, cfg: TrainConfig, gcfg: GeneratorConfig) -> Data:
-    corpus = training_corpus(cfg)
-    words = sorted(corpus)
-    sentences, owner, of_word = [], [], []
-    for k, w in enumerate(words):
-        of_word.append(list(range(len(sentences), len(sentences) + len(corpus[w]))))
-        sentences += corpus[w]
-        owner += [k] * len(corpus[w])
-    masked = [mask_word(s, words[o], "[MASK]") for s, o in zip(sentences, owner)]
-    features = cached_features(f"train-s{cfg.seed}", masked, cfg.encoder, gcfg.max_tokens)
-    ref_in, ref_out = reference_vectors(lm, words)
-    at = {(words[o], s): i for i, (s, o) in enumerate(zip(sentences, owner))}
-    glosses = sorted(
-        (at[key], gloss) for key, gloss in sense_glosses(corpus, excluded_words()).items()
-    )
-    vocab = F.normalize(
-        torch.cat([ref_in, reference_vectors(lm, negative_words(words))[0]]), dim=-1
-    )
-    log.info(
-        "training data: %d words, %d sentences (%d with their sense's gloss), %d contrast words",
-        len(words),
-        len(sentences),
-        len(glosses),
-        len(vocab),
-    )
-    return Data(words, sentences, owner, of_word, features, glosses, ref_in, ref_out, vocab)
-
-
-def negative_words(words: list[str]) -> list[str]:
-    """WordNet single-word lemmas that are neither training words nor evaluation words:
-    the other rows of the contrastive list (Gemma ties input and output embeddings, so
-    one list serves both heads)."""
-    excluded, own = excluded_words(), set(words)
-    lemmas = {w.lower() for w in single_word_lemmas()}
-    return sorted(w for w in lemmas if w not in own and not is_excluded(w, excluded))
-
-
-def lm_episodes(lm: NonceLM, data: Data, rng: random.Random, cfg: TrainConfig):
-    """`lm_batch` episodes: support sentence, query, nonce-free negative query.
-
-    The paper's query is another sentence that uses w. With probability
-    `cfg.definitions` it is instead the definition probe the app asks (`PROMPT`)
-    followed by the gloss of the sense the support sentence illustrates: the LM must
-    then say what the word means, not repeat it (our addition; the glosses are WordNet's
-    for training words only). `kinds` names each query ("definition" or "sentence") so
-    the log can show which of the two a run learns."""
-    V, out, support, kinds = lm.vocab_size, [], [], []
-    while len(out) < cfg.lm_batch:
-        if data.glosses and rng.random() < cfg.definitions:
-            s, gloss = rng.choice(data.glosses)
-            w = data.owner[s]
-            query, kind = f"{PROMPT.format(word=data.words[w])} {gloss}.", "definition"
-        else:
-            w = rng.randrange(len(data.words))
-            s, q = rng.sample(data.of_word[w], 2)
-            query, kind = data.sentences[q], "sentence"
-        student, teacher, align = episode_ids(lm, query, data.words[w], V + len(out))
-        negative = lm.encode(data.sentences[rng.randrange(len(data.sentences))])
-        if max(len(student), len(teacher), len(negative)) > cfg.max_query_tokens or not align:
-            continue
-        out.append((student, teacher, align, negative))
-        support.append(s)
-        kinds.append(kind)
-    return out, support, kinds
-
-
-def one_sentence_each(data: Data, rng: random.Random, n: int) -> tuple[list[int], list[int]]:
-    """`n` distinct training words and one of each one's sentences, drawn from `rng`."""
-    words = rng.sample(range(len(data.words)), n)
-    return words, [rng.choice(data.of_word[w]) for w in words]
-
-
-def read_each(generator, data: Data, sentences: list[int], device):
-    """The generator's (input, output) vectors [n, d_lm] for each sentence read alone."""
-    x, m = pad_features([data.features[s] for s in sentences], device)
-    return generator(x, m, torch.arange(len(sentences), device=device), len(sentences))
-
-
-def contrast_rows(targets: torch.Tensor, size: int, n: int, gen: torch.Generator) -> torch.Tensor:
-    """The batch's own words first (row b is word b's target), then `n` other rows of the
-    word list sampled uniformly: a sampled softmax, 5x cheaper than all ~75k rows."""
-    sample = torch.randperm(size, generator=gen)[: n + len(targets)]
-    sample = sample[~torch.isin(sample, targets.cpu())][:n]
-    return torch.cat([targets.cpu(), sample]).to(targets.device)
-
-
 def schedule(cfg: TrainConfig):
     if cfg.schedule not in ("linear", "constant"):
         raise ValueError(f"--schedule {cfg.schedule!r}: not 'linear' or 'constant'")
@@ -254,23 +130,51 @@ def schedule(cfg: TrainConfig):
     return factor
 
 
-def train(cfg: TrainConfig, resume: bool = False) -> dict:
-    from tqdm import tqdm
+# --- the run: setup, resume, one step, logging, checkpoints, evaluation -------------------
 
-    torch.manual_seed(cfg.seed)
-    torch.set_num_threads(cfg.threads)
+
+@dataclass
+class Run:
+    """What a training run carries from step to step."""
+
+    cfg: TrainConfig
+    lm: NonceLM
+    data: Data
+    dev: DevSet
+    generator: CollegeGenerator  # as the accelerator prepared it
+    trained: list[torch.nn.Parameter]  # what the optimizer steps (`frozen_but`)
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    accelerator: object | None  # accelerate.Accelerator, when installed
+    device: torch.device
+    norm_in: float  # mean L2 norm of the LM's input rows
+    norm_out: float  # and of its output rows
+    out: Path  # where the generator, log and summary go
+    work: Path  # where the checkpoint goes
+    phase: str  # names the log, summary and checkpoint
+    targets: Targets
+
+    @property
+    def log_path(self) -> Path:
+        return self.out / f"{self.phase}_log.jsonl"
+
+    def unwrapped(self) -> CollegeGenerator:
+        return unwrap(self.generator, self.accelerator)
+
+
+def accelerator_or_none():
+    """An accelerate.Accelerator (CPU when there is no GPU), or None without the package."""
     try:
         from accelerate import Accelerator
-
-        accelerator = Accelerator(cpu=not torch.cuda.is_available())
     except ImportError:
-        accelerator = None
-    device = accelerator.device if accelerator else torch.device("cpu")
-    from backends.pipeline import load_lm
+        return None
+    return Accelerator(cpu=not torch.cuda.is_available())
 
-    lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
+
+def generator_config(cfg: TrainConfig, lm: NonceLM) -> GeneratorConfig:
+    """The generator for this (encoder, LM) pair, its heads aimed at the LM's row norms."""
     norm_in, norm_out = mean_norms(lm)
-    gcfg = GeneratorConfig(
+    return GeneratorConfig(
         encoder=cfg.encoder,
         lm=cfg.lm,
         d_lm=lm.dim,
@@ -279,23 +183,41 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
         fixed_length_in=cfg.fixed_length_in,
         fixed_length_out=cfg.fixed_length_out,
     )
-    data = training_data(lm, cfg, gcfg)
-    dev = dev_set(lm, gcfg)
 
-    if cfg.init:  # a tuning phase: the generator a first run saved
-        generator = CollegeGenerator.load(cfg.init).to(device).train()
-        if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
-            raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
-        # a later phase may turn a fixed length on; it never turns a saved one off
-        generator.config = replace(
-            generator.config,
-            fixed_length_in=generator.config.fixed_length_in or cfg.fixed_length_in,
-            fixed_length_out=generator.config.fixed_length_out or cfg.fixed_length_out,
-        )
-    else:
+
+def build_generator(cfg: TrainConfig, gcfg: GeneratorConfig, data: Data, device):
+    """A fresh generator with heads calibrated on the first sentences, or (`--init`) the
+    one an earlier phase saved."""
+    if not cfg.init:
         generator = CollegeGenerator(gcfg).to(device)
         x, m = pad_features(data.features[:512], device)
         generator.calibrate_heads(x, m)
+        return generator
+    generator = CollegeGenerator.load(cfg.init).to(device).train()
+    if (generator.config.encoder, generator.config.d_lm) != (gcfg.encoder, gcfg.d_lm):
+        raise ValueError(f"{cfg.init} was trained for {generator.config}, not {gcfg}")
+    # a later phase may turn a fixed length on; it never turns a saved one off
+    generator.config = replace(
+        generator.config,
+        fixed_length_in=generator.config.fixed_length_in or cfg.fixed_length_in,
+        fixed_length_out=generator.config.fixed_length_out or cfg.fixed_length_out,
+    )
+    return generator
+
+
+def setup(cfg: TrainConfig) -> Run:
+    """Seed, LM, data, dev set, generator, optimizer and folders of a run."""
+    torch.manual_seed(cfg.seed)
+    torch.set_num_threads(cfg.threads)
+    accelerator = accelerator_or_none()
+    device = accelerator.device if accelerator else torch.device("cpu")
+    from backends.pipeline import load_lm
+
+    lm = load_lm(cfg.lm, "cuda" if device.type == "cuda" else "cpu")
+    gcfg = generator_config(cfg, lm)
+    data = training_data(lm, cfg, gcfg)
+    dev = dev_set(lm, gcfg)
+    generator = build_generator(cfg, gcfg, data, device)
     trained = frozen_but(generator, cfg.only)
     optimizer = torch.optim.AdamW(trained, lr=cfg.lr, weight_decay=cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule(cfg))
@@ -307,111 +229,174 @@ def train(cfg: TrainConfig, resume: bool = False) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
-    log_path = out / f"{phase}_log.jsonl"
-    start_step, elapsed = 0, 0.0
-    if resume and (work / "checkpoint.pt").exists():
-        state = torch.load(work / "checkpoint.pt")
-        unwrap(generator, accelerator).load_state_dict(state["generator"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        start_step, elapsed = state["step"], state["seconds"]
-        log.info("resumed at step %d", start_step)
-    elif log_path.exists():
-        log_path.unlink()
+    return Run(
+        cfg=cfg,
+        lm=lm,
+        data=data,
+        dev=dev,
+        generator=generator,
+        trained=trained,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        accelerator=accelerator,
+        device=device,
+        norm_in=gcfg.norm_in,
+        norm_out=gcfg.norm_out,
+        out=out,
+        work=work,
+        phase=phase,
+        targets=targets_on(device, lm, data, cfg),
+    )
 
-    ref_in, ref_out = data.ref_in.to(device), data.ref_out.to(device)
-    vocab = data.vocab.to(device)
-    bank_rng = random.Random(cfg.seed)
-    bank_text = bank_rng.sample(data.sentences, min(cfg.bank_sentences, len(data.sentences)))
-    bank_h, bank_z = (t.to(device) for t in negative_bank(lm, bank_text))
+
+def resume_or_restart(run: Run, resume: bool) -> tuple[int, float]:
+    """(steps done, seconds spent): from the checkpoint with `resume`, else a fresh log."""
+    checkpoint = run.work / "checkpoint.pt"
+    if resume and checkpoint.exists():
+        state = torch.load(checkpoint)
+        run.unwrapped().load_state_dict(state["generator"])
+        run.optimizer.load_state_dict(state["optimizer"])
+        run.scheduler.load_state_dict(state["scheduler"])
+        log.info("resumed at step %d", state["step"])
+        return state["step"], state["seconds"]
+    if run.log_path.exists():
+        run.log_path.unlink()
+    return 0, 0.0
+
+
+def embedding_losses(run: Run, rng: random.Random, gen: torch.Generator):
+    """The cheap batch: regression, contrastive and banked negative-query losses, weighted
+    and summed, with the log's parts."""
+    cfg, device, targets = run.cfg, run.device, run.targets
+    loss, record = torch.zeros((), device=device), {}
+    if not (cfg.regression or cfg.contrast or cfg.base_rate):
+        return loss, record
+    words, sents = one_sentence_each(run.data, rng, cfg.batch)
+    vin, vout = read_each(run.generator, run.data, sents, device)  # [B, d_lm] x 2
+    idx = torch.tensor(words, device=device)
+    if cfg.regression:
+        reg = regression_loss(vin, targets.ref_in[idx], run.norm_in) + regression_loss(
+            vout, targets.ref_out[idx], run.norm_out
+        )
+        loss = loss + cfg.regression * reg
+        record["regression"] = float(reg.detach())
+    if cfg.contrast:
+        rows = contrast_rows(idx, len(targets.vocab), cfg.negatives, gen)
+        own = torch.arange(len(idx), device=device)  # row b's target is list row b
+        con = contrastive_loss(vin, targets.vocab[rows], own, cfg.tau)
+        con = con + contrastive_loss(vout, targets.vocab[rows], own, cfg.tau)
+        loss = loss + cfg.contrast * con
+        record["contrastive"] = float(con.detach())
+    if cfg.base_rate:
+        rate = base_rate_loss(vout, targets.bank_h, targets.bank_z)
+        loss = loss + cfg.base_rate * rate
+        record["base_rate"] = float(rate.detach())
+    return loss, record
+
+
+def step_loss(run: Run, step: int) -> tuple[torch.Tensor, dict]:
+    """One step's weighted loss and its logged parts. The step seeds its own draws, so a
+    resumed run replays the same batches."""
+    cfg = run.cfg
+    rng = random.Random(cfg.seed * 1_000_003 + step)
+    gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+    loss, record = embedding_losses(run, rng, gen)
+    if cfg.lm_every and step % cfg.lm_every == 0:
+        episodes, support, kinds = lm_episodes(run.lm, run.data, rng, cfg)
+        vin, vout = read_each(run.generator, run.data, support, run.device)
+        lm_loss, parts = lm_losses(run.lm, NonceSlot(vin, vout), episodes, cfg, gen, kinds)
+        loss = loss + cfg.lm_weight * lm_loss
+        record.update(parts)
+    if cfg.unlikelihood:  # one sentence per word, as at one shot
+        _, sents = one_sentence_each(run.data, rng, cfg.ul_words)
+        vin, vout = read_each(run.generator, run.data, sents, run.device)
+        ul, parts = unlikelihood_loss(run.lm, vin, vout, cfg.ul_tokens)
+        loss = loss + cfg.unlikelihood * ul
+        record.update(parts)
+    return loss, record
+
+
+def set_train_mode(run: Run) -> None:
+    run.generator.train()
+    if run.cfg.only:  # frozen parts run as at use: no dropout
+        for name, module in run.unwrapped().named_children():
+            module.train(name == run.cfg.only)
+
+
+def optimize(run: Run, loss: torch.Tensor) -> None:
+    """Backward, clip, step the optimizer and the learning-rate schedule."""
+    run.optimizer.zero_grad()
+    if run.accelerator:
+        run.accelerator.backward(loss)
+        run.accelerator.clip_grad_norm_(run.trained, run.cfg.clip)
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(run.trained, run.cfg.clip)
+    run.optimizer.step()
+    run.scheduler.step()
+
+
+def write_log(run: Run, record: dict, bar) -> None:
+    """One JSON line per step, and the progress bar's losses."""
+    with run.log_path.open("a") as f:
+        f.write(json.dumps(record) + "\n")
+    bar.set_postfix(
+        reg=f"{record.get('regression', float('nan')):.3f}",
+        con=f"{record.get('contrastive', float('nan')):.2f}",
+        ce=f"{record.get('ce_query', float('nan')):.2f}",
+    )
+
+
+def save_checkpoint(run: Run, steps: int, seconds: float) -> None:
+    state = {
+        "generator": run.unwrapped().state_dict(),
+        "optimizer": run.optimizer.state_dict(),
+        "scheduler": run.scheduler.state_dict(),
+        "step": steps,
+        "seconds": seconds,
+    }
+    torch.save(state, run.work / "checkpoint.pt")
+
+
+def finish(run: Run, steps: int, started: float) -> dict:
+    """Save the generator, evaluate it on the dev set, write and return the summary."""
+    final = run.unwrapped()
+    final.save(run.out)
+    results = evaluate(final, run.dev)
+    summary = {"steps": steps, "seconds": time.perf_counter() - started, **results}
+    summary["norm_percentiles"] = norm_report(final, run.dev, run.lm)
+    (run.out / f"{run.phase}_summary.json").write_text(
+        json.dumps({"config": asdict(run.cfg), **summary}, indent=2)
+    )
+    return summary
+
+
+def train(cfg: TrainConfig, resume: bool = False) -> dict:
+    """Train (or, with `resume`, go on training) a generator; returns the summary."""
+    from tqdm import tqdm
+
+    run = setup(cfg)
+    start_step, elapsed = resume_or_restart(run, resume)
     started = time.perf_counter() - elapsed
     bar = tqdm(range(start_step, cfg.steps), initial=start_step, total=cfg.steps, desc="college")
     done = start_step  # steps completed
     for step in bar:
-        rng = random.Random(cfg.seed * 1_000_003 + step)  # resume replays the same batches
-        gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
-        generator.train()
-        if cfg.only:  # frozen parts run as at use: no dropout
-            for name, module in unwrap(generator, accelerator).named_children():
-                module.train(name == cfg.only)
-        loss, record = torch.zeros((), device=device), {}
-        if cfg.regression or cfg.contrast or cfg.base_rate:  # the cheap embedding-space batch
-            words, sents = one_sentence_each(data, rng, cfg.batch)
-            vin, vout = read_each(generator, data, sents, device)  # [B, d_lm] x 2
-            idx = torch.tensor(words, device=device)
-        if cfg.regression:
-            reg = regression_loss(vin, ref_in[idx], norm_in) + regression_loss(
-                vout, ref_out[idx], norm_out
-            )
-            loss = loss + cfg.regression * reg
-            record["regression"] = float(reg.detach())
-        if cfg.contrast:
-            rows = contrast_rows(idx, len(vocab), cfg.negatives, gen)
-            own = torch.arange(len(idx), device=device)  # row b's target is list row b
-            con = contrastive_loss(vin, vocab[rows], own, cfg.tau)
-            con = con + contrastive_loss(vout, vocab[rows], own, cfg.tau)
-            loss = loss + cfg.contrast * con
-            record["contrastive"] = float(con.detach())
-        if cfg.base_rate:
-            rate = base_rate_loss(vout, bank_h, bank_z)
-            loss = loss + cfg.base_rate * rate
-            record["base_rate"] = float(rate.detach())
-        if cfg.lm_every and step % cfg.lm_every == 0:
-            episodes, support, kinds = lm_episodes(lm, data, rng, cfg)
-            vin, vout = read_each(generator, data, support, device)
-            lm_loss, parts = lm_losses(lm, NonceSlot(vin, vout), episodes, cfg, gen, kinds)
-            loss = loss + cfg.lm_weight * lm_loss
-            record.update(parts)
-        if cfg.unlikelihood:  # one sentence per word, as at one shot
-            _, sents = one_sentence_each(data, rng, cfg.ul_words)
-            vin, vout = read_each(generator, data, sents, device)
-            ul, parts = unlikelihood_loss(lm, vin, vout, cfg.ul_tokens)
-            loss = loss + cfg.unlikelihood * ul
-            record.update(parts)
-        optimizer.zero_grad()
-        if accelerator:
-            accelerator.backward(loss)
-            accelerator.clip_grad_norm_(trained, cfg.clip)
-        else:
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trained, cfg.clip)
-        optimizer.step()
-        scheduler.step()
-        seconds = time.perf_counter() - started
+        set_train_mode(run)
+        loss, record = step_loss(run, step)
+        optimize(run, loss)
+        done, seconds = step + 1, time.perf_counter() - started
         record.update(
-            step=step + 1, loss=float(loss.detach()), lr=scheduler.get_last_lr()[0], seconds=seconds
+            step=done, loss=float(loss.detach()), lr=run.scheduler.get_last_lr()[0], seconds=seconds
         )
-        if (step + 1) % cfg.eval_every == 0 if cfg.eval_every else False:
-            record.update(evaluate(unwrap(generator, accelerator), dev))
-        with log_path.open("a") as f:
-            f.write(json.dumps(record) + "\n")
-        bar.set_postfix(
-            reg=f"{record.get('regression', float('nan')):.3f}",
-            con=f"{record.get('contrastive', float('nan')):.2f}",
-            ce=f"{record.get('ce_query', float('nan')):.2f}",
-        )
-        last = step + 1 == cfg.steps or (cfg.max_minutes and seconds > 60 * cfg.max_minutes)
-        if (step + 1) % cfg.ckpt_every == 0 or last:
-            state = {
-                "generator": unwrap(generator, accelerator).state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "step": step + 1,
-                "seconds": seconds,
-            }
-            torch.save(state, work / "checkpoint.pt")
-        done = step + 1
+        if cfg.eval_every and done % cfg.eval_every == 0:
+            record.update(evaluate(run.unwrapped(), run.dev))
+        write_log(run, record, bar)
+        last = done == cfg.steps or (cfg.max_minutes and seconds > 60 * cfg.max_minutes)
+        if done % cfg.ckpt_every == 0 or last:
+            save_checkpoint(run, done, seconds)
         if last:
             break
-    final = unwrap(generator, accelerator)
-    final.save(out)
-    results = evaluate(final, dev)
-    summary = {"steps": done, "seconds": time.perf_counter() - started, **results}
-    summary["norm_percentiles"] = norm_report(final, dev, lm)
-    (out / f"{phase}_summary.json").write_text(
-        json.dumps({"config": asdict(cfg), **summary}, indent=2)
-    )
-    return summary
+    return finish(run, done, started)
 
 
 def frozen_but(generator: CollegeGenerator, only: str) -> list[torch.nn.Parameter]:

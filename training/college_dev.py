@@ -1,7 +1,7 @@
 """Dev evaluation during CoLLEGe training: Chimera rho and Definitional Nonce rank of the
-generated input vector, with the benchmark definitions (`benchmarks/word_tasks.py`) on
-precomputed encoder features, so it costs seconds. The shared dev files only; the test
-splits are never read.
+generated input vector, defined as the benchmarks define them (`benchmarks/word_tasks.py`)
+but on precomputed encoder features, so it costs seconds. The shared dev files only; the
+test splits are never read.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM
-from benchmarks.vectors import candidate_matrix
+from backends.ranking import median_rank, mrr, spearman
+from backends.reference import candidate_matrix
 from training.features import cached_features, pad_features, reference_vectors
 
 
@@ -28,7 +29,7 @@ class DevSet:
 def dev_set(lm: NonceLM, gcfg: GeneratorConfig) -> DevSet:
     """Shared dev files with the nonce (`___`) as the mask token; references for probes
     and for the candidate vocabulary (WordNet single-word lemmas + gold words)."""
-    from benchmarks.data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
+    from backends.shared_data import BLANK, CHIMERA_LEVELS, load_chimera, load_definitional_nonce
 
     mask_token = "[MASK]"
     texts: list[str] = []
@@ -71,7 +72,6 @@ def input_vectors(generator: CollegeGenerator, feats: list[torch.Tensor], groups
 
 
 def evaluate(generator: CollegeGenerator, dev: DevSet) -> dict[str, float]:
-    from benchmarks.metrics import median_rank, mrr, spearman
 
     was_training = generator.training
     generator.eval()

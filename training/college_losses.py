@@ -12,6 +12,7 @@ definition of it keeps saying.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
@@ -53,6 +54,23 @@ def contrastive_loss(v: torch.Tensor, vocab: torch.Tensor, target: torch.Tensor,
     return F.cross_entropy(scores, target)
 
 
+@dataclass(frozen=True)
+class Episode:
+    """One LM episode: a query that uses the new token in the word's place, the same
+    query with the word for the frozen teacher, and a nonce-free negative query."""
+
+    student: list[int]  # query ids, the word replaced by `nonce_id`
+    teacher: list[int]  # query ids with the word's own tokens
+    align: list[tuple[int, int]]  # (student pos, teacher pos), from the one predicting the nonce
+    negative: list[int]  # ids of a sentence without the new token
+    nonce_id: int  # V + e for the e-th episode of a batch
+
+    @property
+    def first_word_token(self) -> int:
+        """The teacher's first token of the word: where the student reads the nonce."""
+        return self.teacher[self.student.index(self.nonce_id)]
+
+
 def episode_ids(lm: NonceLM, text: str, word: str, nonce_id: int):
     """(student ids with the nonce, teacher ids with the word, [(student pos, teacher pos)])
     for every position from the one predicting the first nonce onwards."""
@@ -81,37 +99,69 @@ def episode_ids(lm: NonceLM, text: str, word: str, nonce_id: int):
 def lm_losses(
     lm: NonceLM,
     slot: NonceSlot,
-    episodes,
+    episodes: list[Episode],
     cfg: TrainConfig,
     gen: torch.Generator,
     kinds: list[str] | None = None,
 ):
     """Query CE with the nonce, negative-query CE, hidden cosine and logit MSE distillation.
 
-    `episodes`: per episode e (nonce id V + e), (query student ids, teacher ids, align,
-    negative ids). With `kinds` (a name per episode's query) the parts also hold the query
-    CE of each kind apart, `ce_<kind>`: logged only, the loss is the same."""
-    V, E = lm.vocab_size, len(episodes)
-    seqs = [ep[0] for ep in episodes] + [ep[3] for ep in episodes]
+    Episode e's new token is V + e. With `kinds` (a name per episode's query) the parts
+    also hold the query CE of each kind apart, `ce_<kind>`: logged only, the loss is the
+    same."""
+    E = len(episodes)
+    hidden, nll, rows = student_nll(lm, slot, episodes)
+    is_query = rows < E  # rows E..2E-1 are the negative queries
+    ce_query, ce_negative = nll[is_query].mean(), nll[~is_query].mean()
+    cos, mse = distillation(lm, slot, episodes, hidden, cfg, gen)
+    total = ce_query + ce_negative + cfg.distill_cos * cos + cfg.distill_mse * mse
+    parts = {
+        "ce_query": ce_query,
+        "ce_negative": ce_negative,
+        "distill_cos": cos,
+        "distill_mse": mse,
+    }
+    for kind in sorted(set(kinds or ())):
+        of_kind = torch.tensor([k == kind for k in kinds], device=nll.device)  # [E]
+        parts[f"ce_{kind}"] = nll[is_query & of_kind[rows % E]].mean()
+    return total, {k: float(v.detach()) for k, v in parts.items()}
+
+
+def student_nll(lm: NonceLM, slot: NonceSlot, episodes: list[Episode]):
+    """The LM with the new tokens reading each episode's query, then its negative query:
+    final hidden states [2E, T, d], and the next-token NLL [N] at every predicting
+    position with the sequence row [N] it belongs to (row e and E + e: episode e)."""
+    E = len(episodes)
+    seqs = [ep.student for ep in episodes] + [ep.negative for ep in episodes]
     ids, mask = lm.pad(seqs, left=False)
     hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [2E, T, d]
     dev = hidden.device  # index tensors live with what they index (CUDA refuses a CPU index)
     rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)], device=dev)
     pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)], device=dev)
     h = hidden[rows, pos]  # [N, d], every predicting position
-    logits = lm.logits(h, slot).float()  # [N, V + E]
-    own = rows % E  # the episode each row belongs to
-    other = torch.arange(E, device=dev)[None] != own[:, None]
-    logits = torch.cat([logits[:, :V], logits[:, V:].masked_fill(other, float("-inf"))], -1)
+    logits = own_nonce_only(lm, lm.logits(h, slot).float(), rows % E)  # [N, V + E]
     nll = F.cross_entropy(logits, ids[rows, pos + 1], reduction="none")
-    is_query = rows < E
-    ce_query, ce_negative = nll[is_query].mean(), nll[~is_query].mean()
+    return hidden, nll, rows
 
+
+def distillation(
+    lm: NonceLM,
+    slot: NonceSlot,
+    episodes: list[Episode],
+    hidden: torch.Tensor,
+    cfg: TrainConfig,
+    gen: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(1 - cosine of hidden states, MSE of centred logits) between the student's `hidden`
+    [2E, T, d] and the frozen LM reading the original word, at aligned positions. The MSE
+    compares the teacher's top-k columns, random shared ones, and the new token's column
+    against the teacher's logit for the word's first token."""
+    V, dev = lm.vocab_size, hidden.device
     with torch.no_grad():  # the teacher: the same frozen LM reading the original word
-        t_ids, t_mask = lm.pad([ep[1] for ep in episodes], left=False)
+        t_ids, t_mask = lm.pad([ep.teacher for ep in episodes], left=False)
         t_hidden = lm.hidden(t_ids, t_mask, None).last_hidden_state  # [E, T', d]
-    s_at = torch.tensor([(e, s) for e, ep in enumerate(episodes) for s, _ in ep[2]], device=dev)
-    t_at = torch.tensor([(e, t) for e, ep in enumerate(episodes) for _, t in ep[2]], device=dev)
+    s_at = torch.tensor([(e, s) for e, ep in enumerate(episodes) for s, _ in ep.align], device=dev)
+    t_at = torch.tensor([(e, t) for e, ep in enumerate(episodes) for _, t in ep.align], device=dev)
     hs = hidden[s_at[:, 0], s_at[:, 1]]  # [M, d]
     ht = t_hidden[t_at[:, 0], t_at[:, 1]]  # [M, d]
     cos = 1 - F.cosine_similarity(hs, ht, dim=-1).mean()
@@ -120,9 +170,7 @@ def lm_losses(
     s_logits = torch.cat([s_logits[:, :V], s_logits[:, V:].gather(1, s_at[:, :1])], 1)  # own nonce
     with torch.no_grad():
         t_logits = lm.logits(ht, None).float()  # [M, V]
-        first_tok = torch.tensor(
-            [ep[1][len(ep[0][: ep[0].index(V + e)])] for e, ep in enumerate(episodes)], device=dev
-        )
+        first_tok = torch.tensor([ep.first_word_token for ep in episodes], device=dev)
         t_logits = torch.cat([t_logits, t_logits.gather(1, first_tok[t_at[:, 0], None])], 1)
         cols = torch.cat(
             [
@@ -136,17 +184,16 @@ def lm_losses(
         )  # [M, k + r + 1]
     s_sel, t_sel = s_logits.gather(1, cols), t_logits.gather(1, cols)
     mse = F.mse_loss(s_sel - s_sel.mean(1, keepdim=True), t_sel - t_sel.mean(1, keepdim=True))
-    total = ce_query + ce_negative + cfg.distill_cos * cos + cfg.distill_mse * mse
-    parts = {
-        "ce_query": ce_query,
-        "ce_negative": ce_negative,
-        "distill_cos": cos,
-        "distill_mse": mse,
-    }
-    for kind in sorted(set(kinds or ())):
-        of_kind = torch.tensor([k == kind for k in kinds], device=dev)  # [E]
-        parts[f"ce_{kind}"] = nll[is_query & of_kind[own]].mean()
-    return total, {k: float(v.detach()) for k, v in parts.items()}
+    return cos, mse
+
+
+def own_nonce_only(lm: NonceLM, logits: torch.Tensor, episode: torch.Tensor) -> torch.Tensor:
+    """[N, V + E] logits with each row's other episodes' columns hidden (`episode`: [N])."""
+    out = torch.empty_like(logits)
+    for e in episode.unique().tolist():
+        rows = episode == e
+        out[rows] = lm.own_nonce_only(logits[rows], lm.vocab_size + e)
+    return out
 
 
 def unlikelihood_loss(lm: NonceLM, v_in: torch.Tensor, v_out: torch.Tensor, max_new_tokens: int):

@@ -12,7 +12,7 @@ word (rather than defines it):
 Filters, after the paper's: a sentence keeps 5..60 words, holds the word 1..3 times, is
 not repetitive (>= 50% distinct words), and does not define the word outright
 ("w is a ...", "called w", "known as w"). Every evaluation word (and its inflections)
-is removed as a target word (`benchmarks.data.excluded_words()`).
+is removed as a target word (`backends.shared_data.excluded_words()`).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from backends.nonce_lm import SUFFIXES
 from backends.nonce_lm import word_pattern as _word_pattern
 
 log = logging.getLogger(__name__)
 
 GCIDE_PATH = Path("/usr/share/dictd/gcide.dict.dz")
-_SUFFIXES = ("", "s", "es", "ed", "d", "ing", "er", "ers", "'s")
 _WORD_OK = re.compile(r"^[a-z]{3,20}$")
 _HEADWORD = re.compile(r"^([A-Z][A-Za-z]+) \\")  # "Actuate \Ac"tu*ate\, v. t. ..."
 _QUOTE_AUTHOR = re.compile(r"\s--[A-Z][^\n]*$")
@@ -87,7 +87,7 @@ def is_excluded(word: str, excluded: set[str]) -> bool:
     """The word or any plain inflection of an excluded word (and vice versa)."""
     if word in excluded:
         return True
-    for suffix in _SUFFIXES[1:]:
+    for suffix in SUFFIXES:
         if word.endswith(suffix) and word[: -len(suffix)] in excluded:
             return True
         if word + suffix in excluded:

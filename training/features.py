@@ -11,10 +11,10 @@ from pathlib import Path
 
 import torch
 
+from backends import reference
 from backends.learners.college import encode_examples
 from backends.nonce_lm import NonceLM
 from backends.settings import load_settings
-from benchmarks import vectors
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +26,10 @@ def cache_dir() -> Path:
 
 
 def reference_vectors(lm: NonceLM, words: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The benchmarks' reference vectors (`benchmarks.vectors`), for the input and the
+    """The word reference vectors (`backends.reference`), for the input and the
     output matrix: [N, d] x 2, on the CPU."""
     return tuple(
-        torch.from_numpy(vectors.reference_vectors(lm, words, matrix=m))
+        torch.from_numpy(reference.reference_vectors(lm, words, matrix=m))
         for m in (lm.input_matrix, lm.output_matrix)
     )
 

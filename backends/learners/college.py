@@ -57,7 +57,8 @@ class GeneratorConfig:
     # Write every input vector at exactly norm_in (the head gives the direction): Gemma's
     # own rows all have about the same length (1.0304-1.0319), the head's spread over
     # 0.75-1.11, and on DefGen dev one-shot definitions were better with every length
-    # equal (model card, "Fixed length"). Off in configs saved before.
+    # equal (model card, "Fixed length"). Off by default, so that a saved config without
+    # this key loads as the generator it was trained as.
     fixed_length_in: bool = False
     # The same for output vectors, at norm_out. Their length is the new token's logit
     # scale: fixing it stops more one-shot loops but costs Cloze (model card).

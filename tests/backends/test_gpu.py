@@ -22,7 +22,8 @@ from backends.learners.prompting import PromptingLearner
 from backends.learners.token_tuning import TokenTuningConfig, TokenTuningLearner
 from backends.nonce_lm import NonceSlot
 from tests.conftest import build_tiny_lm
-from training.college import TrainConfig, lm_episodes
+from training.college import TrainConfig
+from training.college_data import lm_episodes
 from training.college_losses import (
     base_rate_loss,
     contrastive_loss,

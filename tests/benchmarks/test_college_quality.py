@@ -34,20 +34,23 @@ def scores(task: str, limit: int | None) -> dict:
 
 
 def test_college_ranks_the_definitional_nonce_word_far_above_the_centroid():
-    s = scores("nonce", 200)  # measured on all 700: college MRR 0.0445, centroid 0.0115
+    # 200 of the 700 items: the margin the model card reports is wide enough to show there
+    s = scores("nonce", 200)
     assert s["college", 1]["mrr"] > 2 * s["centroid", 1]["mrr"]
     assert s["college", 1]["median_rank"] < s["centroid", 1]["median_rank"] / 4
 
 
 def test_college_beats_the_centroid_on_chimera_at_every_level():
-    s = scores("chimera", None)  # measured: college 0.16-0.24, centroid 0.06-0.10
+    # at every level, so a generator that helps only with many passages fails
+    s = scores("chimera", None)
     for level in (2, 4, 6):
         assert s["college", level]["spearman"] > s["centroid", level]["spearman"] + 0.03
 
 
 def test_one_shot_definitions_rarely_repeat_the_new_word(real_lm):
-    """The first generator's weak spot: 19 of these 40 one-shot definitions said the new
-    word twice or more ("dax dax ..."); the shipped one 11."""
+    """A one-shot definition that says the new word again and again ("dax dax ...") is
+    what the unlikelihood phase trains away (model card); the bound lets a few through
+    and fails a generator that loops on most of these 40 items."""
     items = [json.loads(line) for line in DEFGEN.read_text().splitlines()][40:80]
     learner = load_learner("college")
     embeddings = [

@@ -4,18 +4,21 @@ import json
 
 import pytest
 
+from backends import shared_data
+from backends.shared_data import BLANK
 from benchmarks import data
-from benchmarks.data import BLANK, NONCE
+from benchmarks.data import PLACEHOLDER
 
 needs_shared = pytest.mark.skipif(
-    not data.SHARED_DATA.is_dir(), reason=f"shared dev data absent from {data.SHARED_DATA}"
+    not shared_data.SHARED_DATA.is_dir(),
+    reason=f"shared dev data absent from {shared_data.SHARED_DATA}",
 )
 
 
 @needs_shared
 @pytest.mark.parametrize("level", [2, 4, 6])
 def test_chimera_loader(level):
-    items = data.load_chimera(level)
+    items = shared_data.load_chimera(level)
     assert len(items) == 220
     assert len({item.id for item in items}) == 220
     for item in items:
@@ -29,7 +32,7 @@ def test_chimera_loader(level):
 
 @needs_shared
 def test_chimera_mixed_encodings_decode():
-    examples = [e for item in data.load_chimera(2) for e in item.examples]
+    examples = [e for item in shared_data.load_chimera(2) for e in item.examples]
     assert any("pâté" in e for e in examples)  # a Windows-1252 line
     assert any("’" in e for e in examples)  # a UTF-8 line
     assert not any("\ufffd" in e for e in examples)
@@ -37,21 +40,21 @@ def test_chimera_mixed_encodings_decode():
 
 def test_chimera_bad_level():
     with pytest.raises(ValueError, match="valid levels"):
-        data.chimera_path(3)
+        shared_data.chimera_path(3)
 
 
 def test_bad_field_count(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_text("1\tonly two\n")
     with pytest.raises(ValueError, match="expected 4"):
-        data.load_chimera(path=path)
+        shared_data.load_chimera(path=path)
 
 
 @needs_shared
 def test_definitional_nonce_loader():
-    items = data.load_definitional_nonce()
+    items = shared_data.load_definitional_nonce()
     assert len(items) == 700
-    assert items[0] == data.NonceItem("pride", items[0].sentence)
+    assert items[0] == shared_data.NonceItem("pride", items[0].sentence)
     assert all(BLANK in item.sentence for item in items)
 
 
@@ -66,9 +69,9 @@ def test_defgen_set_schema():
     assert len({item.word for item in items}) == len(items)
     for item in items:
         assert 1 <= len(item.examples) <= 3
-        assert all(NONCE in example for example in item.examples)
+        assert all(PLACEHOLDER in example for example in item.examples)
         assert item.definition and item.word not in item.definition.lower().split()
-    assert (data.SETS_DIR / "defgen.dev.jsonl").stat().st_size < 1_000_000
+    assert (shared_data.SETS_DIR / "defgen.dev.jsonl").stat().st_size < 1_000_000
 
 
 def test_cloze_set_schema():
@@ -79,10 +82,10 @@ def test_cloze_set_schema():
         assert len(item.candidates) == 5
         assert len({c.word for c in item.candidates}) == 5
         assert all(1 <= len(c.examples) <= 3 for c in item.candidates)
-        assert all(NONCE in e for c in item.candidates for e in c.examples)
+        assert all(PLACEHOLDER in e for c in item.candidates for e in c.examples)
         target = item.candidates[item.answer]
-        assert item.sentence.replace(BLANK, NONCE) not in target.examples
-    assert (data.SETS_DIR / "cloze.dev.jsonl").stat().st_size < 1_000_000
+        assert item.sentence.replace(BLANK, PLACEHOLDER) not in target.examples
+    assert (shared_data.SETS_DIR / "cloze.dev.jsonl").stat().st_size < 1_000_000
 
 
 def test_cloze_answer_out_of_range(tmp_path):
@@ -94,25 +97,25 @@ def test_cloze_answer_out_of_range(tmp_path):
 
 
 def test_split_contains_every_dev_word():
-    split = set(json.loads(data.split_path().read_text())["eval_words"])
+    split = set(json.loads(shared_data.split_path().read_text())["eval_words"])
     assert {item.word for item in data.load_defgen()} <= split
     assert {c.word for item in data.load_cloze() for c in item.candidates} <= split
 
 
 @needs_shared
 def test_excluded_words_cover_all_eval_sets():
-    excluded = data.excluded_words()
-    assert {item.word.lower() for item in data.load_definitional_nonce()} <= excluded
+    excluded = shared_data.excluded_words()
+    assert {item.word.lower() for item in shared_data.load_definitional_nonce()} <= excluded
     assert {
-        p for level in (2, 4, 6) for i in data.load_chimera(level) for p in i.probes
+        p for level in (2, 4, 6) for i in shared_data.load_chimera(level) for p in i.probes
     } <= excluded
     assert {item.word for item in data.load_defgen()} <= excluded
 
 
 def test_chimera_sources_name_two_words_for_dev_items():
     sources = data.chimera_sources()
-    items = data.load_chimera(2)
+    items = shared_data.load_chimera(2)
     known = [item for item in items if item.id in sources]
     assert known, "sources.dev.tsv should cover the dev items"
     assert all(len(sources[item.id]) == 2 and all(sources[item.id]) for item in known)
-    assert data.chimera_sources(data.SHARED_DATA / "no-such-file.tsv") == {}
+    assert data.chimera_sources(shared_data.SHARED_DATA / "no-such-file.tsv") == {}

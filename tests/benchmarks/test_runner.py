@@ -9,8 +9,8 @@ import pytest
 from benchmarks.__main__ import main
 from benchmarks.perf import hidden_like, knn_store, latency_ratios, ratings, synthetic_votes
 from benchmarks.report import README_END, README_START, headline, render, table, update_readme
-from benchmarks.results import Result, Run
-from benchmarks.runs import CLOZE_NONCES, NONCE
+from benchmarks.results import Result, Run, row_kind
+from benchmarks.runs import CLOZE_NONCES, STAND_IN
 from benchmarks.tasks import TASKS, get_task
 
 
@@ -75,7 +75,7 @@ def test_nonce_strings_are_unknown_to_wordnet():
     except RuntimeError as err:
         pytest.skip(str(err))
     known = set(lexicon.single_word_lemmas())
-    for nonce in {NONCE, *CLOZE_NONCES}:
+    for nonce in {STAND_IN, *CLOZE_NONCES}:
         assert nonce not in known and not lexicon.senses(nonce)
 
 
@@ -106,6 +106,23 @@ def test_latency_ratio_is_slow_over_fast_on_the_same_shots():
     assert ratio.metrics["ratio"] == pytest.approx(12.0)
 
 
+def test_perf_rows_say_they_are_perf_and_older_records_are_read_by_case_or_slash():
+    (ratio,) = latency_ratios(
+        [
+            Result("a", 1, 1, {"seconds": 2.0}, case="learn"),
+            Result("b", 1, 1, {"seconds": 1.0}, case="learn"),
+        ],
+        "a",
+        "b",
+    )
+    assert ratio.kind == "perf" and ratio.record()["kind"] == "perf"
+    assert "kind" not in Result("centroid", 1, 5, {"mrr": 0.1}).record()
+    assert row_kind({"learner": "centroid", "shots": 1, "n": 5}) == "learner"
+    assert row_kind({"learner": "process", "shots": None, "n": 1, "case": "peak memory"}) == "perf"
+    assert row_kind({"learner": "token_tuning/college", "shots": 1, "n": 1}) == "perf"
+    assert row_kind({"learner": "lm", "shots": None, "n": 1, "kind": "perf"}) == "perf"
+
+
 def test_headline_compares_learners_at_a_shared_n(tmp_path):
     runs = [
         {"task": "nonce", "results": [
@@ -114,6 +131,7 @@ def test_headline_compares_learners_at_a_shared_n(tmp_path):
             {"learner": "centroid", "shots": 1, "n": 10, "mrr": 0.9, "median_rank": 1},
         ]},
         {"task": "perf", "results": [{"learner": "college", "shots": 1, "n": 1, "case": "learn"}]},
+        {"task": "nonce", "results": [{"learner": "lm", "shots": 1, "n": 700, "kind": "perf"}]},
     ]  # fmt: skip
     lines = headline(runs)
     assert lines[0] == "| learner | Nonce MRR | median rank |"

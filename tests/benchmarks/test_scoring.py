@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from backends.learners import NonceEmbedding
+from backends.reference import cosines, normalise, reference_vectors
 from benchmarks import metrics
 from benchmarks.bertscore import greedy_f1
 from benchmarks.cloze import pick, sentence_rows, sentence_scores
 from benchmarks.defgen import Verdict, judge
-from benchmarks.vectors import cosines, normalise, reference_vectors
 from benchmarks.word_tasks import chimera_level, chimera_rho, gold_rank, nanmean
 
 # --- chimera ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def test_hiding_keeps_case_and_inflection():
 )
 def test_the_shipped_pool_hides_real_words_never_evaluated():
     from backends.lexicon import wordnet
-    from benchmarks.data import excluded_words
+    from backends.shared_data import excluded_words
     from training.corpus import is_excluded
 
     pool = arena_pool(ASSETS / "arena_items.jsonl")

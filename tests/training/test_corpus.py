@@ -52,7 +52,7 @@ def test_a_usage_example_pairs_with_its_own_senses_gloss():
 
 def test_no_definition_target_comes_from_a_synset_holding_an_evaluation_word():
     from backends.lexicon import wordnet
-    from benchmarks.data import excluded_words
+    from backends.shared_data import excluded_words
     from training.corpus import sense_glosses
 
     # agile.s.01 holds "agile" (a training word) and "quick", an evaluation word: its

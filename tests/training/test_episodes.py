@@ -13,14 +13,8 @@ import torch
 from backends.definitions import PROMPT
 from backends.learners.college import CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceSlot
-from training.college import (
-    Data,
-    TrainConfig,
-    frozen_but,
-    lm_episodes,
-    parse_args,
-    schedule,
-)
+from training.college import TrainConfig, frozen_but, parse_args, schedule
+from training.college_data import Data, lm_episodes
 from training.college_losses import episode_ids, lm_losses, unlikelihood_loss
 from training.features import pad_features
 
@@ -54,25 +48,26 @@ def test_definition_queries_read_the_probe_then_the_support_sentences_gloss(tiny
     episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
     assert len(episodes) == len(support) == 6
     assert kinds == ["definition"] * 6
-    for e, ((student, teacher, align, _), s) in enumerate(zip(episodes, support)):
+    for e, (ep, s) in enumerate(zip(episodes, support)):
         gloss = dict(data.glosses)[s]  # the support sentence is the gloss's own example
         word = data.words[data.owner[s]]
         query = f"{PROMPT.format(word=word)} {gloss}."
-        assert (student, teacher, align) == episode_ids(tiny_lm, query, word, V + e)
-        assert student.count(V + e) == 1  # the probe names the word once, as the new token
-        assert align[0][0] == student.index(V + e) - 1  # losses start where it is predicted
+        assert ep.nonce_id == V + e
+        assert (ep.student, ep.teacher, ep.align) == episode_ids(tiny_lm, query, word, V + e)
+        assert ep.student.count(V + e) == 1  # the probe names the word once, as the new token
+        assert ep.align[0][0] == ep.student.index(V + e) - 1  # losses start where it is predicted
 
 
 def test_without_definitions_the_query_is_another_sentence_of_the_word(tiny_lm):
     data, V = tiny_data(), tiny_lm.vocab_size
     cfg = replace(TrainConfig(), lm_batch=6, definitions=0.0)
     episodes, support, kinds = lm_episodes(tiny_lm, data, random.Random(0), cfg)
-    for e, ((student, teacher, _, _), s) in enumerate(zip(episodes, support)):
+    for e, (ep, s) in enumerate(zip(episodes, support)):
         w = data.owner[s]
         (q,) = [q for q in data.of_word[w] if q != s]  # the word's other sentence
         expected = episode_ids(tiny_lm, data.sentences[q], data.words[w], V + e)
-        assert (student, teacher) == expected[:2]
-        assert V + e in student
+        assert (ep.student, ep.teacher) == expected[:2]
+        assert V + e in ep.student
     assert kinds == ["sentence"] * 6
 
 
@@ -89,7 +84,9 @@ def test_the_query_loss_is_also_logged_per_kind_of_query(tiny_lm):
     assert torch.allclose(total, plain)  # logging only: the loss is unchanged
     assert set(parts) - set(without) == {"ce_definition", "ce_sentence"}
     # ce_query is a mean over query tokens, so the per-kind means weighted by tokens make it
-    tokens = {k: sum(len(ep[0]) - 1 for ep, q in zip(episodes, kinds) if q == k) for k in kinds}
+    tokens = {
+        k: sum(len(ep.student) - 1 for ep, q in zip(episodes, kinds) if q == k) for k in kinds
+    }
     weighted = sum(parts[f"ce_{k}"] * n for k, n in tokens.items()) / sum(tokens.values())
     assert weighted == pytest.approx(parts["ce_query"], rel=1e-5)
     assert parts["ce_definition"] != pytest.approx(parts["ce_sentence"])

@@ -1,8 +1,10 @@
 """Word reference vectors in the LM's input-embedding space, and cosine similarity.
 
 DESIGN.md, "Benchmarks": for a known word w, the reference vector is the mean of the LM's
-input embeddings of the tokens of " w". The Definitional Nonce candidate matrix (all
-WordNet single-word lemmas) is computed once per LM and cached as float16.
+input embeddings of the tokens of " w". CoLLEGe training pulls generated vectors towards
+it and the benchmarks grade learners against it, so it lives in the library both use. The
+candidate matrix (all WordNet single-word lemmas, Definitional Nonce's candidates) is
+computed once per LM and cached as float16.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def cosines(vector: np.ndarray | torch.Tensor, matrix: np.ndarray) -> np.ndarray
 
 def _cache_file(lm: NonceLM) -> Path:
     safe = re.sub(r"[^\w.-]+", "_", lm.name)
+    # kept under "benchmarks" so the matrices already cached there stay valid
     folder = load_settings().cache_dir / "benchmarks" / safe
     return folder / f"lemma-vectors-v{CANDIDATES_VERSION}-V{lm.vocab_size}.npz"
 
