@@ -49,7 +49,8 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     chimera = json.loads((tmp_path / "chimera.json").read_text())["results"]
     assert {r["shots"] for r in chimera} == {2, 4, 6}
     oracle = [r for r in chimera if r["learner"] == "oracle"]
-    assert len(oracle) == 3 and all(r["of_oracle"] == 1 for r in oracle)
+    # the oracle's own rho can be negative on two items, where a share of it means nothing
+    assert len(oracle) == 3 and all(r["of_oracle"] in (1, None) for r in oracle)
 
     from demo.store import VoteStore
 
