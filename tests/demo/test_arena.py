@@ -15,22 +15,28 @@ from demo.settings import DemoSettings, RateLimit
 ALICE = Who(session="alice-session")
 
 
-@pytest.fixture
-def cb(tmp_path, monkeypatch, tiny_lm):
-    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+def open_settings(tmp_path, rows: list[dict]) -> DemoSettings:
+    """Two cheap learners over a pool of `rows`, with limits no test reaches."""
     pool = tmp_path / "pool.jsonl"
-    row = {"word": "blick", "examples": ["the blick sang at night ."], "answer": "bird"}
-    pool.write_text(json.dumps(row))
+    pool.write_text("\n".join(json.dumps(r) for r in rows))
     open_limit = RateLimit(per_minute=600, burst=100)
-    settings = DemoSettings(
+    return DemoSettings(
         cache_dir=tmp_path,
         arena_learners=("centroid", "prompting"),
         arena_items=pool,
         battle_limit=open_limit,
         address_battle_limit=open_limit,
+        vote_limit=open_limit,
+        address_vote_limit=open_limit,
         leaderboard_rounds=10,
     )
-    callbacks = Callbacks(settings)
+
+
+@pytest.fixture
+def cb(tmp_path, monkeypatch, tiny_lm):
+    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+    row = {"word": "blick", "examples": ["the blick sang at night ."], "answer": "bird"}
+    callbacks = Callbacks(open_settings(tmp_path, [row]))
     yield callbacks
     callbacks.close()
 
@@ -60,24 +66,11 @@ def test_canned_definitions_are_stored_without_a_seed(cb):
 
 
 def _study(tmp_path, **changes) -> Callbacks:
-    pool = tmp_path / "study.jsonl"
     rows = [
         {"word": "blick", "examples": ["A blick sat."]},
         {"word": "dax", "examples": ["A dax ran.", "The dax slept."]},
     ]
-    pool.write_text("\n".join(json.dumps(r) for r in rows))
-    open_limit = RateLimit(per_minute=600, burst=100)
-    settings = DemoSettings(
-        cache_dir=tmp_path,
-        arena_learners=("centroid", "prompting"),
-        arena_items=pool,
-        battle_limit=open_limit,
-        address_battle_limit=open_limit,
-        vote_limit=open_limit,
-        address_vote_limit=open_limit,
-        leaderboard_rounds=10,
-    ).with_(**changes)
-    callbacks = Callbacks(settings)
+    callbacks = Callbacks(open_settings(tmp_path, rows).with_(**changes))
     callbacks.arena.prefill(callbacks.arena.pool, {"centroid": "a small bird", "prompting": "x"})
     return callbacks
 
