@@ -25,7 +25,8 @@ def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
         types.SimpleNamespace(
             learner=name,
             definition=f"{word} <script>alert(1)</script> **{examples[0][:80]}**",
-            embedding=types.SimpleNamespace(seconds=0.01),
+            # a learner's note is shown on its card too: it echoes the input as well
+            embedding=types.SimpleNamespace(seconds=0.01, info={"note": f"{word} <b>note</b>"}),
         )
         for name in learners
     ]
