@@ -113,13 +113,23 @@ def knn_hook(store: KnnStore, config: CacheConfig, nonce_id: int):
 
 
 @torch.no_grad()
-def word_probability(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot, hook) -> float:
-    """Mean probability the LM (with `hook`, if any) gives the new word where it occurs."""
+def word_probability(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot, hook) -> tuple:
+    """Mean probability of the new word where it occurs in `seqs`: the LM alone, and with
+    `hook` mixing in the store. One forward pass; logits only at those positions."""
     nonce = lm.vocab_size
-    logprobs = lm.token_logprobs(seqs, slot, hooks=[hook] * len(seqs) if hook else None)
-    found = [lp[torch.tensor(seq[1:]) == nonce] for lp, seq in zip(logprobs, seqs)]
-    picked = torch.cat([f.cpu() for f in found])
-    return float(picked.exp().mean()) if len(picked) else 0.0
+    ids, mask = lm.pad(seqs, left=False)
+    hidden = lm.hidden(ids, mask, slot).last_hidden_state  # [B, T, d]
+    alone, mixed = [], []
+    for row, seq in enumerate(seqs):
+        before = [t for t in range(len(seq) - 1) if seq[t + 1] == nonce]
+        if before:
+            h = hidden[row, before]  # [m, d], the states that predict the word
+            logprobs = torch.log_softmax(lm.logits(h, slot).float(), dim=-1)
+            alone.append(logprobs[:, nonce].exp())
+            mixed.append(hook(h, logprobs)[:, nonce].exp())
+    if not alone:
+        return 0.0, 0.0
+    return float(torch.cat(alone).mean()), float(torch.cat(mixed).mean())
 
 
 class CacheLearner(Learner):
@@ -144,9 +154,7 @@ class CacheLearner(Learner):
         )
         make_hook = partial(knn_hook, store, self.config)
         slot = NonceSlot(vin[None], vout[None])
-        before, after = (
-            word_probability(lm, seqs, slot, hook) for hook in (None, make_hook(nonce))
-        )
+        before, after = word_probability(lm, seqs, slot, make_hook(nonce))
         info = {
             "stored_word_states": len(word_keys),
             "store_size": len(store),

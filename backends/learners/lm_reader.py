@@ -116,10 +116,12 @@ def soft_guess(
 
 
 def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:
-    """[n] ids of the whole-word tokens whose input rows are most cosine-similar to `vector`."""
-    rows = lm.memo("unit_input_rows", lambda: F.normalize(lm.input_matrix.float(), dim=-1))
-    cosines = rows @ F.normalize(vector.float().to(rows.device), dim=0)  # [V]
-    return cosines.masked_fill(~word_tokens(lm), float("-inf")).topk(n).indices
+    """[n] ids of the whole-word tokens nearest `vector` by cosine: the app's own faiss
+    index of the input rows (`backends.neighbours`), not a second copy of the matrix."""
+    from backends.neighbours import vocabulary_index
+
+    found = vocabulary_index(lm, "input").search(vector, n)[0]
+    return torch.tensor([w.token_id for w in found], device=lm.device)
 
 
 @torch.no_grad()
