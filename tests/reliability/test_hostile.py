@@ -337,6 +337,9 @@ def test_export(tmp_path, monkeypatch, no_model):
     from demo.__main__ import _is_file, main
     from demo.callbacks import Callbacks
 
+    # an empty --db falls back to the default store: keep it inside tmp_path, not a
+    # votes.sqlite that a `make app` on this machine left in the real cache folder
+    monkeypatch.setenv("NONCE_CACHE_DIR", str(tmp_path / "cache"))
     db = tmp_path / "votes.sqlite"
     cb = Callbacks(settings_in(tmp_path, db=str(db)))
     deep = tmp_path.joinpath(*"abcdefgh")  # '../' names stay inside tmp_path
