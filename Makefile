@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 APT_PACKAGES := wordnet-base wordnet-sense-index
 
-.PHONY: setup app test test-all lint browser-deps system-deps test-deps load
+.PHONY: setup app test test-all lint browser-deps system-deps test-deps load pool
 
 # Debian packages: WordNet for NLTK (and Chromium for the browser test).
 system-deps:
@@ -34,6 +34,15 @@ browser-deps:
 	  || echo "browser test will be skipped: Chromium is not installed (needs root: apt-get install chromium)"
 	@[ -d tests/browser/node_modules ] || { [ -f tests/browser/package.json ] && cd tests/browser && npm install --no-audit --no-fund --silent; } \
 	  || echo "browser test will be skipped: npm install in tests/browser failed"
+
+# The arena's prepared pool (assets/arena_items.jsonl), rebuilt from WordNet and GCIDE. Only this
+# needs Debian's dict-gcide (GCIDE's quotations): the app reads the pool file, never GCIDE.
+POOL_APT_PACKAGES := dict-gcide
+pool: setup
+	@dpkg -s $(POOL_APT_PACKAGES) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(POOL_APT_PACKAGES); \
+	  else echo "please run: sudo apt-get install $(POOL_APT_PACKAGES)"; exit 1; fi; }
+	HF_HUB_OFFLINE=1 $(PY) -m tools.build_arena_pool --count 600 --out assets/arena_items.jsonl
 
 # PostgreSQL server for the reliability tests (a throwaway cluster per run); skipped without it.
 TEST_APT_PACKAGES := postgresql

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from backends.inputs import MAX_EXAMPLES, MAX_EXAMPLES_TOTAL_CHARS
 from demo.store import Item
+from demo.vocabulary import PARTS_OF_SPEECH
 
 
 @dataclass(frozen=True)
@@ -30,20 +31,28 @@ def ready_examples(path: Path) -> tuple[ReadyExample, ...]:
 
 @lru_cache(maxsize=4)
 def arena_pool(path: Path) -> tuple[Item, ...]:
-    """Prepared arena items, one JSON object {"word", "examples"[, "answer"]} per line; answer is
-    the real word hidden behind the made-up one, shown after the vote."""
+    """Prepared arena items, one JSON object {"word", "examples"[, "answer", "pos", "reference"]}
+    per line: answer is the real word hidden behind the made-up one, shown after the vote; pos
+    its part of speech in those sentences; reference the gloss the automatic judge reads."""
     items = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            items.append(Item(row["word"], tuple(row["examples"]), row.get("answer")))
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as err:
+            items.append(_item(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as err:
             raise ValueError(f"{path}:{number}: not an arena item ({err})") from err
     if not items:
         raise ValueError(f"{path} holds no arena items")
     return tuple(items)
+
+
+def _item(row: dict) -> Item:
+    pos = row.get("pos")
+    if pos is not None and pos not in PARTS_OF_SPEECH:
+        raise ValueError(f"unknown part of speech {pos!r}; valid: {', '.join(PARTS_OF_SPEECH)}")
+    extras = (row.get("answer"), pos, row.get("reference"))
+    return Item(row["word"], tuple(row["examples"]), *extras)
 
 
 def split_sentences(text: str | None) -> list[str]:

@@ -4,8 +4,9 @@ An embedded SQLite file (WAL mode) by default; the same code runs on PostgreSQL 
 so several app replicas can share one store. A battle takes at most one vote, enforced by a
 UNIQUE constraint in the database so it holds across threads, processes and replicas. Vote
 rows are never updated or deleted. Annotator ids arrive pseudonymous and are kept as given.
-Columns added since the first release (answer, decoding, seed, repeat_of) are nullable and
-are added to an older database when it is opened, so existing votes stay as they were.
+Columns added since the first release (answer, pos, reference, decoding, seed, repeat_of,
+auto_vote) are nullable and are added to an older database when it is opened, so existing votes
+stay as they were.
 
     store = VoteStore.open("votes.db")
     item = Item("blicket", ("She fed the <nonce> twice a day.",))
@@ -85,6 +86,11 @@ class Item:
     examples: tuple[str, ...]
     # the real word hidden behind the made-up one (prepared items), shown after the vote
     answer: str | None = None
+    # prepared items: the hidden word's part of speech in the sentences shown (demo.items.POS),
+    # for the boards by part of speech, and the WordNet gloss of that sense, which the
+    # automatic judge reads as the reference definition (demo/judge.py)
+    pos: str | None = None
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,9 @@ class Matchup:
     seed: int | None = None
     # the battle this one shows again to another annotator (for their agreement), if any
     repeat_of: str | None = None
+    # the automatic judge's verdict on the two definitions (demo/judge.py), computed once when
+    # the battle is made; None where it has no reference (a person's own word, older rows)
+    auto_vote: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,8 +147,17 @@ _metadata = MetaData()
 _SHARED = ("word", "examples", "learner_a", "learner_b", "output_a", "output_b", "lm")
 # Columns added after stores already held votes: nullable, so older rows keep NULL, and
 # added to an existing database by `_add_missing_columns` when it is opened.
-_ADDED = {"answer": Text, "decoding": Text, "seed": BigInteger, "repeat_of": Text}
-_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of")  # Matchup fields stored as they are
+_ADDED = {
+    "answer": Text,
+    "decoding": Text,
+    "seed": BigInteger,
+    "repeat_of": Text,
+    "pos": Text,
+    "reference": Text,
+    "auto_vote": Text,
+}
+_ITEM_EXTRAS = ("answer", "pos", "reference")  # Item fields beside word and examples
+_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of", "auto_vote")  # Matchup fields as they are
 _COPIED = (*_SHARED, *_ADDED)  # what a vote copies from its battle
 
 
@@ -219,7 +237,8 @@ def _utc(moment: datetime) -> datetime:
 
 def _matchup_fields(row: Any) -> dict[str, Any]:
     fields = {name: getattr(row, name) for name in (*_SHARED[2:], *_MATCHUP_EXTRAS)}
-    return {"item": Item(row.word, tuple(json.loads(row.examples)), row.answer), **fields}
+    extras = {name: getattr(row, name) for name in _ITEM_EXTRAS}
+    return {"item": Item(row.word, tuple(json.loads(row.examples)), **extras), **fields}
 
 
 def _row_to_vote(row: Any) -> Vote:
@@ -430,6 +449,8 @@ class VoteStore:
 def _new_battle(matchup: Matchup, annotator: str, judge: Judge, now: datetime) -> Battle:
     if matchup.learner_a == matchup.learner_b:
         raise ValueError(f"a battle needs two different learners, got {matchup.learner_a!r} twice")
+    if matchup.auto_vote is not None:
+        _check(matchup.auto_vote, VOTE_VALUES, "automatic verdict", ValueError)
     fields = {name: getattr(matchup, name) for name in ("item", *_SHARED[2:], *_MATCHUP_EXTRAS)}
     token = secrets.token_urlsafe(16)
     return Battle(**fields, id=token, annotator=annotator, judge=judge, created_at=now)
@@ -443,5 +464,5 @@ def _battle_row(battle: Battle) -> dict[str, Any]:
     row = _without(asdict(battle), "item")
     row["word"] = battle.item.word
     row["examples"] = json.dumps(list(battle.item.examples), ensure_ascii=False)
-    row["answer"] = battle.item.answer
+    row |= {name: getattr(battle.item, name) for name in _ITEM_EXTRAS}
     return row

@@ -1,4 +1,5 @@
-"""The arena's two vocabularies, defined once: what a vote can say and who can judge.
+"""The arena's vocabularies, defined once: what a vote can say, who can judge, and the parts of
+speech a prepared item's hidden word can have.
 
 The store (and its SQL CHECK constraints), the ratings, the page and the load driver all
 read these, so a new value is added here and nowhere else.
@@ -10,9 +11,12 @@ from typing import Literal, get_args
 
 VoteValue = Literal["a", "b", "tie", "both_bad"]
 Judge = Literal["human", "auto"]
+# WordNet's four (its satellite adjectives count as adjectives), spelled out for the exports
+PartOfSpeech = Literal["noun", "verb", "adjective", "adverb"]
 
 VOTE_VALUES: tuple[str, ...] = get_args(VoteValue)
 JUDGES: tuple[str, ...] = get_args(Judge)
+PARTS_OF_SPEECH: tuple[str, ...] = get_args(PartOfSpeech)
 
 # the page's button for each vote, and how the reveal repeats it
 VOTE_BUTTONS: dict[str, str] = {

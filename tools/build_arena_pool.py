@@ -6,7 +6,16 @@ dict-gcide is installed; sentences that use the word rather than define it), nev
 evaluation word or an inflection of one (`backends.shared_data.excluded_words`), shows 1 to 3 of
 them with the word (and its plain inflections) replaced by a pronounceable made-up word
 that is no English word form, and keeps the real word as the item's `answer`, shown after
-the vote. The hand-written items already in the file (those without an answer) stay first.
+the vote. Each item also carries the WordNet sense its sentences use: its part of speech
+(`pos`, for the boards by part of speech) and its gloss (`reference`, which the automatic
+judge reads, as the tournament reads DefGen's). The sense is the one a WordNet usage example
+among the sentences illustrates, else the word's commonest (SemCor counts); a word WordNet
+lacks (some GCIDE headwords) gives no item. The hand-written items already in the file
+(those without an answer) stay first.
+
+GCIDE comes from Debian's `dict-gcide` (`make pool` installs it and runs this); without it
+the pool is built from WordNet alone and the run says so. The app never reads GCIDE: it
+reads the pool file this writes.
 
     python -m tools.build_arena_pool --count 600 --out assets/arena_items.jsonl
 """
@@ -53,8 +62,16 @@ def gives_away(word: str, examples: list[str]) -> bool:
     return any(stem in example.lower() for example in examples)
 
 
-def pool_items(corpus: dict[str, list[str]], count: int, seed: int, is_word) -> list[dict]:
-    """`count` items {"word", "examples", "answer"} from corpus words, seeded."""
+# WordNet's part-of-speech letters; satellite adjectives ("s") are adjectives
+POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+Sense = Callable[[str, list[str]], "tuple[str, str] | None"]  # (word, sentences) -> (pos, gloss)
+
+
+def pool_items(
+    corpus: dict[str, list[str]], count: int, seed: int, is_word, sense: Sense
+) -> list[dict]:
+    """`count` items {"word", "examples", "answer", "pos", "reference"} from corpus words,
+    seeded; `sense` names the part of speech and gloss of the sense the sentences use."""
     from backends.inputs import InputError, check_examples
 
     rng = random.Random(seed)
@@ -68,6 +85,9 @@ def pool_items(corpus: dict[str, list[str]], count: int, seed: int, is_word) -> 
         shown = rng.choice((1, 2, 3))  # as many items of each size
         if len(corpus[word]) < shown:
             continue
+        found = sense(word, corpus[word][:shown])
+        if found is None:
+            continue
         nonce = next(nonces)
         examples = [hide(word, nonce, s) for s in corpus[word][:shown]]
         try:
@@ -76,7 +96,10 @@ def pool_items(corpus: dict[str, list[str]], count: int, seed: int, is_word) -> 
             continue
         if gives_away(word, examples):
             continue
-        items.append({"word": nonce, "examples": examples, "answer": word})
+        pos, reference = found
+        items.append(
+            {"word": nonce, "examples": examples, "answer": word, "pos": pos, "reference": reference}
+        )
     if len(items) < count:
         raise RuntimeError(f"only {len(items)} usable words for {count} items")
     return items
@@ -90,9 +113,46 @@ def english_word_form() -> Callable[[str], bool]:
     return lambda word: bool(reader.synsets(word)) or reader.morphy(word) is not None
 
 
+def wordnet_sense() -> Sense:
+    """(word, sentences) -> (part of speech, gloss) of the sense the sentences use, or None
+    for a word WordNet lacks: the synset a WordNet usage example among them illustrates,
+    else the word's commonest sense by SemCor counts (ties keep WordNet's order)."""
+    from backends.lexicon import wordnet
+
+    reader = wordnet()
+    illustrated = {}  # (lemma, usage example) -> synset; examples as the corpus spaces them
+    for synset in reader.all_synsets():
+        for text in synset.examples():
+            for name in synset.lemma_names():
+                illustrated.setdefault((name.lower(), " ".join(text.split())), synset)
+
+    def count(synset, word: str) -> int:
+        return sum(lemma.count() for lemma in synset.lemmas() if lemma.name().lower() == word)
+
+    def sense(word: str, sentences: list[str]) -> tuple[str, str] | None:
+        shown = [illustrated[(word, s)] for s in sentences if (word, s) in illustrated]
+        synsets = shown or reader.synsets(word)
+        if not synsets:
+            return None
+        chosen = shown[0] if shown else max(synsets, key=lambda s: count(s, word))
+        return POS_NAMES[chosen.pos()], chosen.definition()
+
+    return sense
+
+
+def gcide_share(items: list[dict], corpus: dict[str, list[str]]) -> tuple[int, int]:
+    """(sentences that come from GCIDE, sentences) in the items: what the run reports."""
+    from training.corpus import gcide_sentences
+
+    quoted = {" ".join(text.split()) for _, text in gcide_sentences()}
+    # an item shows the first sentences of its word's corpus entry, made-up word swapped in
+    shown = [s for item in items for s in corpus[item["answer"]][: len(item["examples"])]]
+    return sum(s in quoted for s in shown), len(shown)
+
+
 def main(argv: list[str] | None = None) -> int:
     from backends.shared_data import excluded_words
-    from training.corpus import CorpusConfig, build_corpus
+    from training.corpus import GCIDE_PATH, CorpusConfig, build_corpus
 
     parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)
     parser.add_argument("--count", type=int, default=600)
@@ -105,10 +165,15 @@ def main(argv: list[str] | None = None) -> int:
         kept = [row for row in rows if not row.get("answer")]
     # usage examples and other words' glosses that use the word: enough words with 3 sentences
     corpus = build_corpus(excluded_words(), CorpusConfig(use_glosses=True, max_per_word=3))
-    items = pool_items(corpus, args.count, args.seed, english_word_form())
+    items = pool_items(corpus, args.count, args.seed, english_word_form(), wordnet_sense())
     lines = [json.dumps(row, ensure_ascii=False) for row in kept + items]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(kept)} hand-written + {len(items)} prepared items written to {args.out}")
+    if GCIDE_PATH.exists():
+        from_gcide, sentences = gcide_share(items, corpus)
+        print(f"{from_gcide} of their {sentences} sentences are GCIDE quotations or phrases")
+    else:
+        print(f"no GCIDE sentences: {GCIDE_PATH} is missing (apt-get install dict-gcide)")
     return 0
 
 

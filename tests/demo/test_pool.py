@@ -10,7 +10,14 @@ from backends import lexicon
 from backends.inputs import check_examples
 from demo.items import arena_pool
 from demo.settings import ASSETS
-from tools.build_arena_pool import gives_away, hide
+from demo.vocabulary import PARTS_OF_SPEECH
+from tools.build_arena_pool import gives_away, hide, wordnet_sense
+from training.corpus import GCIDE_PATH
+
+needs_wordnet = pytest.mark.skipif(
+    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
+)
 
 
 def test_hiding_keeps_case_and_inflection():
@@ -22,10 +29,7 @@ def test_hiding_keeps_case_and_inflection():
     assert not gives_away("wise", ["a poogeld comment"])
 
 
-@pytest.mark.skipif(
-    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
-    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
-)
+@needs_wordnet
 def test_the_shipped_pool_hides_real_words_never_evaluated():
     from backends.lexicon import wordnet
     from backends.shared_data import excluded_words
@@ -43,9 +47,40 @@ def test_the_shipped_pool_hides_real_words_never_evaluated():
         assert not is_excluded(item.answer, excluded), item.answer
         assert not reader.synsets(item.word) and reader.morphy(item.word) is None, item.word
         assert not gives_away(item.answer, list(item.examples)), item
+        assert item.reference and item.pos in PARTS_OF_SPEECH, item
+    assert {item.pos for item in prepared} == set(PARTS_OF_SPEECH)  # every board has items
+
+
+@needs_wordnet
+def test_the_sense_is_the_one_a_usage_example_shows_else_the_commonest():
+    sense = wordnet_sense()
+    # "Catholics sometimes fast during Lent" illustrates fast.v.01, though the word's commonest
+    # sense is an adjective
+    assert sense("fast", ["Catholics sometimes fast during Lent"]) == (
+        "verb",
+        "abstain from certain foods, as for religious or medical reasons",
+    )
+    # no usage example among the sentences: the commonest sense by SemCor counts wins, here
+    # the adjective (quick.s.01) over WordNet's first-listed noun (quick.n.01)
+    assert sense("quick", ["she gave a quick answer to a hard question"]) == (
+        "adjective",
+        "accomplished rapidly and without delay",
+    )
+    assert sense("kleapret", ["a kleapret sat there"]) is None  # not in WordNet: no item
+
+
+@pytest.mark.skipif(not GCIDE_PATH.exists(), reason=f"{GCIDE_PATH} absent (make pool installs it)")
+def test_the_shipped_pool_shows_gcide_quotations():
+    from training.corpus import gcide_sentences
+
+    quoted = {" ".join(text.split()) for _, text in gcide_sentences()}
+    prepared = [item for item in arena_pool(ASSETS / "arena_items.jsonl") if item.answer]
+    # the made-up word swapped back for the real one gives the sentence as GCIDE spells it
+    shown = {hide(item.word, item.answer, s) for item in prepared for s in item.examples}
+    assert shown & quoted
 
 
 @pytest.mark.parametrize("line", [0, -1])
 def test_pool_lines_are_plain_json_objects(line):
     rows = (ASSETS / "arena_items.jsonl").read_text(encoding="utf-8").splitlines()
-    assert set(json.loads(rows[line])) <= {"word", "examples", "answer"}
+    assert set(json.loads(rows[line])) <= {"word", "examples", "answer", "pos", "reference"}

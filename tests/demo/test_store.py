@@ -2,6 +2,7 @@
 
 import multiprocessing
 import threading
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -178,17 +179,22 @@ def test_unreachable_database_is_reported(tmp_path: Path) -> None:
 
 
 def test_sampling_settings_and_answer_are_stored_with_the_vote(vote_store: VoteStore) -> None:
-    item = Item("blicket", ITEM.examples, answer="kitten")
-    sampled = Matchup(item, "hice", "additive", "x", "y", "lm", decoding='{"t": 0.8}', seed=7)
+    item = Item("blicket", ITEM.examples, "kitten", pos="noun", reference="a young cat")
+    sampled = Matchup(
+        item, "hice", "additive", "x", "y", "lm", decoding='{"t": 0.8}', seed=7, auto_vote="b"
+    )
     battle = vote_store.create_battle(sampled, annotator="anon-1")
     vote = vote_store.record_vote(battle.id, "tie", annotator="anon-1")
-    assert (vote.item.answer, vote.decoding, vote.seed) == ("kitten", '{"t": 0.8}', 7)
+    assert vote.item == item  # answer, part of speech and reference gloss come back
+    assert (vote.decoding, vote.seed, vote.auto_vote, vote.vote) == ('{"t": 0.8}', 7, "b", "tie")
     assert vote_store.get_battle(battle.id) == battle
+    with pytest.raises(ValueError, match="unknown automatic verdict 'better'"):
+        vote_store.create_battle(replace(sampled, auto_vote="better"), annotator="anon-1")
 
 
 def _old_schema(path: Path) -> None:
-    """A store as the first release made it: no answer, decoding or seed columns."""
-    added = {"answer", "decoding", "seed"}
+    """A store as the first release made it: none of the columns added since."""
+    added = set(store._ADDED)
     old = MetaData()
     for table in (store.battles, store.votes):
         Table(table.name, old, *(c._copy() for c in table.columns if c.name not in added))
