@@ -1,4 +1,5 @@
-"""Inter-annotator agreement on battles shown to two people (Cohen 1960's kappa).
+"""Agreement of two judgments of the same battles (Cohen 1960's kappa): two people on battles
+shown twice, or a person and the automatic judge (demo/judge.py).
 
 agreement([("a", "a"), ("b", "tie")])  # Agreement(pairs=2, observed=0.5, kappa=...)
 """
@@ -15,17 +16,19 @@ from demo.vocabulary import VOTE_VALUES
 
 @dataclass(frozen=True)
 class Agreement:
-    pairs: int  # battles judged by two different annotators
+    pairs: int  # battles with both judgments
     observed: float  # share of them where both gave the same vote (NaN for none)
     kappa: float  # Cohen's kappa: agreement beyond what the two vote shares give by chance
 
-    def summary(self) -> str:
+    def summary(self, battles: str = "judged twice") -> str:
+        """E.g. "75% agreement on 4 battles judged twice (Cohen's κ = 0.64)"; `battles` says
+        which battles were paired."""
         if not self.pairs:
-            return "no battle has been judged twice yet"
+            return f"no battle {battles} yet"
         kappa = "undefined" if math.isnan(self.kappa) else f"{self.kappa:.2f}"
         return (
             f"{self.observed:.0%} agreement on {self.pairs} battle{'s' * (self.pairs != 1)} "
-            f"judged twice (Cohen's κ = {kappa})"
+            f"{battles} (Cohen's κ = {kappa})"
         )
 
 

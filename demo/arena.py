@@ -5,6 +5,8 @@ The server picks the item and the learners, samples both definitions for this ba
 battle (`VoteStore.create_battle`) and hands the page only the battle's unguessable id; a vote
 names that id and the store checks it belongs to the same annotator and has no vote yet, so a
 client can neither forge nor replay one, nor recognise a learner by a text seen before.
+On a prepared item the automatic judge's verdict on the two sampled texts (demo/judge.py) is
+stored with the battle, so the leaderboard can compare people with it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from backends.inputs import check_examples, check_word
 from backends.learners import learner_names, parse_learners
 from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
 from demo.items import arena_pool
+from demo.judge import PoolJudge
 from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
 from demo.store import Battle, Item, Matchup, Vote, VoteStore
@@ -35,6 +38,7 @@ _MATCHUP_FIELDS = (
     "lm",
     "decoding",
     "seed",
+    "auto_vote",
 )
 
 
@@ -61,6 +65,7 @@ class Arena:
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)
+        self.judge = PoolJudge(self.pool)
         self.configs = learner_configs(settings.arena_tt_steps)
         self.battle_limit = TokenBuckets(
             {"annotator": settings.battle_limit, "address": settings.address_battle_limit},
@@ -97,8 +102,8 @@ class Arena:
         pooled, a, b, seed = self.pick()
         item = item or pooled
         canned = [self._canned.get((item, name)) for name in (a, b)]
-        if None not in canned:  # ready-made texts (load tests): not sampled, so no seed
-            texts, decoding, seed_kept = canned, None, None
+        if None not in canned:  # ready-made stand-ins (load tests): no seed, nothing to judge
+            texts, decoding, seed_kept, verdict = canned, None, None, None
         else:
             log.info("arena samples %s and %s on %r (seed %d)", a, b, item.word, seed)
             found = run_battle(
@@ -111,7 +116,10 @@ class Arena:
                 cache=self.cache,
             )
             texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
-        matchup = Matchup(item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept)
+            verdict = self.judge.verdict(item, *texts)
+        matchup = Matchup(
+            item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept, auto_vote=verdict
+        )
         return self.store.create_battle(matchup, annotator=annotator)
 
     def vote(self, battle_id: str, choice: str, annotator: str, address: str | None = None) -> Vote:

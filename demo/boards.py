@@ -1,6 +1,7 @@
-"""Leaderboards from the store: one per kind of judge (and number of sentences shown), each
-recomputed only when its votes changed: the plain Bradley–Terry fit, the style-controlled one,
-and the agreement of annotators on battles shown twice."""
+"""Leaderboards from the store: one per kind of judge, number of sentences shown and part of
+speech of the hidden word, each recomputed only when its votes changed: the plain Bradley–Terry
+fit, the style-controlled one, the agreement of annotators on battles shown twice, and their
+agreement with the automatic judge on battles it judged."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from demo.agreement import Agreement, agreement
 from demo.ratings import Leaderboard, leaderboard
 from demo.store import Vote, VoteStore
 from demo.style import StyleBoard, style_controlled
-from demo.vocabulary import Judge
+from demo.vocabulary import PARTS_OF_SPEECH, Judge
 
 COLUMNS = ["rank", "learner", "BT score", "95% interval", "Elo", "battles"]
 STYLE_COLUMNS = ["rank", "learner", "BT score (length held fixed)", "95% interval"]
 # "how many sentences the learners saw" filters: all, or exactly 1, 2, or 3 and more
 SENTENCES = ("all", "1", "2", "3+")
+# "part of speech of the hidden word" filters: all, or one (prepared items only carry one)
+POS_FILTERS = ("all", *PARTS_OF_SPEECH)
 
 
 def shown_sentences(vote: Vote, sentences: str) -> bool:
@@ -30,6 +33,11 @@ def shown_sentences(vote: Vote, sentences: str) -> bool:
     return count >= 3 if sentences == "3+" else count == int(sentences)
 
 
+def of_pos(vote: Vote, pos: str) -> bool:
+    """Whether a vote belongs on the board of part of speech `pos` (one of POS_FILTERS)."""
+    return pos == "all" or vote.item.pos == pos
+
+
 @dataclass(frozen=True)
 class Board:
     """What the Leaderboard tab shows for one judge."""
@@ -38,7 +46,9 @@ class Board:
     votes: int
     ratings: Leaderboard
     style: StyleBoard
-    agreement: Agreement
+    agreement: Agreement  # between two annotators, on battles shown twice
+    # between the vote and the automatic judge's verdict stored with its battle
+    with_judge: Agreement
 
     def table(self) -> pd.DataFrame:
         rows = [
@@ -71,12 +81,14 @@ def _board(judge: Judge, votes: list[Vote], rounds: int) -> Board:
     styled = [(*m, len(v.output_a), len(v.output_b)) for m, v in zip(matches, votes, strict=True)]
     by_battle = {v.battle_id: v for v in votes}
     pairs = [(by_battle[v.repeat_of].vote, v.vote) for v in votes if v.repeat_of in by_battle]
+    judged = [(v.auto_vote, v.vote) for v in votes if v.auto_vote is not None]
     return Board(
         judge,
         len(votes),
         leaderboard(matches, rounds=rounds),
         style_controlled(styled, rounds=rounds),
         agreement(pairs),
+        agreement(judged),  # type: ignore[arg-type]
     )
 
 
@@ -85,21 +97,28 @@ class Boards:
 
     def __init__(self, store: VoteStore, rounds: int = 100) -> None:
         self.store, self.rounds = store, rounds
-        self._cache: dict[tuple[str, str], tuple[int, Board]] = {}
+        self._cache: dict[tuple[str, str, str], tuple[int, Board]] = {}
         self._lock = threading.Lock()
 
-    def board(self, judge: Judge, sentences: str = "all") -> Board:
+    def board(self, judge: Judge, sentences: str = "all", pos: str = "all") -> Board:
         if sentences not in SENTENCES:
             raise ValueError(f"unknown sentence count {sentences!r}; valid: {', '.join(SENTENCES)}")
+        if pos not in POS_FILTERS:
+            raise ValueError(f"unknown part of speech {pos!r}; valid: {', '.join(POS_FILTERS)}")
+        key = (judge, sentences, pos)
         count = self.store.count_votes(judge)
-        cached = self._cache.get((judge, sentences))
+        cached = self._cache.get(key)
         if cached is not None and cached[0] == count:
             return cached[1]
         with self._lock:  # one refit at a time; concurrent callers reuse it
-            cached = self._cache.get((judge, sentences))
+            cached = self._cache.get(key)
             if cached is not None and cached[0] == count:
                 return cached[1]
-            votes = [v for v in self.store.votes(judge) if shown_sentences(v, sentences)]
+            votes = [
+                v
+                for v in self.store.votes(judge)
+                if shown_sentences(v, sentences) and of_pos(v, pos)
+            ]
             board = _board(judge, votes, self.rounds)
-            self._cache[(judge, sentences)] = (count, board)
+            self._cache[key] = (count, board)
             return board

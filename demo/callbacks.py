@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from backends.pipeline import LearnResult
 from demo import engine
 from demo.arena import Arena, checked_item
-from demo.boards import SENTENCES, Boards
+from demo.boards import POS_FILTERS, SENTENCES, Board, Boards
 from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
 from demo.hub import HubMirror
 from demo.identity import Identities, Who
@@ -176,23 +176,21 @@ class Callbacks:
 
     # ---- Leaderboard tab
 
-    def leaderboards(self, sentences: str = "all") -> dict[str, Any]:
-        """Both boards, human and automatic, over battles that showed `sentences` sentences:
-        each with its plain and style-controlled tables, agreement, and win-rate heat map."""
+    def leaderboards(self, sentences: str = "all", pos: str = "all") -> dict[str, Any]:
+        """Both boards, human and automatic, over battles that showed `sentences` sentences of
+        a hidden word of part of speech `pos`: each with its plain and style-controlled tables,
+        agreement, and win-rate heat map."""
         sentences = _choice(sentences, SENTENCES, "number of sentences")
+        pos = _choice(pos, POS_FILTERS, "part of speech")
         out: dict[str, Any] = {}
         for judge in JUDGES:
-            board = self.boards.board(judge, sentences)  # type: ignore[arg-type]
+            board = self.boards.board(judge, sentences, pos)  # type: ignore[arg-type]
             out[f"{judge}_table"] = board.table()
             out[f"{judge}_style"] = board.style_table()
             out[f"{judge}_heat"] = win_rate_figure(
                 board.ratings.learners, board.win_rate, f"{JUDGE_TITLES[judge]}: win rates"
             )
-            plural = "" if board.votes == 1 else "s"
-            out[f"{judge}_note"] = (
-                f"**{JUDGE_TITLES[judge]}** — {board.votes} vote{plural}. "
-                f"Inter-annotator agreement: {board.agreement.summary()}."
-            )
+            out[f"{judge}_note"] = _board_note(board)
             out[f"{judge}_style_note"] = _style_note(board)
         return out
 
@@ -215,7 +213,23 @@ class Callbacks:
             self.mirror.stop()
 
 
-def _style_note(board) -> str:
+def _board_note(board: Board) -> str:
+    """Who judged, how many votes, and how far judges agree (people with each other, and with
+    the automatic judge, whose verdict each prepared-word battle stores)."""
+    plural = "" if board.votes == 1 else "s"
+    note = (
+        f"**{JUDGE_TITLES[board.judge]}** — {board.votes} vote{plural}. "
+        f"Inter-annotator agreement: {board.agreement.summary()}."
+    )
+    if board.judge == "human":
+        note += (
+            " Agreement with the automatic judge (the tournament's reader, on prepared words): "
+            f"{board.with_judge.summary('it judged')}."
+        )
+    return note
+
+
+def _style_note(board: Board) -> str:
     """What the style-controlled table means, with the length effect the fit found."""
     effect, (low, high) = board.style.length_effect, board.style.length_ci
     if not board.style.rows:

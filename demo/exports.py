@@ -27,6 +27,8 @@ EXPORT_FIELDS = (
     "battle_id",
     "word",
     "answer",  # the real word behind a prepared item's made-up one; null otherwise
+    "pos",  # a prepared item's part of speech (noun, verb, adjective, adverb); null otherwise
+    "reference",  # a prepared item's WordNet gloss, which the automatic judge reads
     "examples",
     "learner_a",
     "learner_b",
@@ -37,6 +39,7 @@ EXPORT_FIELDS = (
     "seed",
     "repeat_of",  # the battle this one showed again to another annotator; null otherwise
     "vote",
+    "auto_vote",  # the automatic judge's verdict on this battle; null where it has none
     "annotator",
     "judge",
     "created_at",
@@ -46,9 +49,9 @@ EXPORT_FIELDS = (
 def vote_record(vote: Vote) -> dict[str, Any]:
     """A vote as a flat JSON-ready dict (the export schema)."""
     record: dict[str, Any] = {"battle_id": vote.battle_id, "word": vote.item.word}
-    record["answer"] = vote.item.answer
+    record |= {name: getattr(vote.item, name) for name in ("answer", "pos", "reference")}
     record["examples"] = list(vote.item.examples)
-    record |= {name: getattr(vote, name) for name in EXPORT_FIELDS[4:-1]}
+    record |= {name: getattr(vote, name) for name in EXPORT_FIELDS[6:-1]}
     record["created_at"] = vote.created_at.isoformat()
     return record
 
@@ -137,8 +140,12 @@ def dataset_card(count: int | None, judge: Judge | None, data_file: str) -> str:
         f"for made-up words. Each row: {', '.join(EXPORT_FIELDS)}.\n"
         f"vote is one of {' | '.join(VOTE_VALUES)}; created_at is UTC; decoding is the JSON of\n"
         "the sampling settings behind both definitions and seed the battle's seed (null for\n"
-        "rows without sampling); answer is the real word behind a prepared item's made-up one;\n"
-        "repeat_of names the battle a row showed again to a second annotator (agreement).\n"
+        "rows without sampling); answer is the real word behind a prepared item's made-up one,\n"
+        "pos its part of speech and reference the WordNet gloss of the sense shown;\n"
+        "repeat_of names the battle a row showed again to a second annotator (agreement);\n"
+        "auto_vote is the automatic judge's verdict on the same two definitions (the\n"
+        "benchmarks' tournament reader: degenerate first, then which definition singles out\n"
+        "its reference among 30 by MiniLM sentence-embedding cosine), null where none.\n"
         "Annotator ids are pseudonymous: a salted hash of a login or a server-issued id.\n"
     )
 

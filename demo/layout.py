@@ -18,7 +18,7 @@ from backends.inputs import MAX_DEFINITION_CHARS, MAX_EXAMPLES, MAX_WORD_CHARS
 from backends.learners import learner_names
 from backends.models import LM_PRESETS
 from backends.settings import load_settings
-from demo.boards import SENTENCES
+from demo.boards import POS_FILTERS, SENTENCES
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
 from demo.exports import EXPORT_FORMATS
@@ -176,6 +176,12 @@ def _leaderboard_tab() -> Components:
         ui["sentences_shown"] = gr.Radio(
             list(SENTENCES), value="all", label="Battles that showed this many sentences"
         )
+        ui["pos_shown"] = gr.Radio(
+            list(POS_FILTERS),
+            value="all",
+            label="Part of speech of the hidden word (prepared words)",
+            elem_id="pos-shown",
+        )
         ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
     for judge in JUDGES:
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
@@ -264,7 +270,7 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         )
         event.success(
             _board_handler(cb, ui),
-            [ui["sentences_shown"]],
+            _board_inputs(ui),
             _board_outputs(ui),
             api_visibility="private",
         )
@@ -279,14 +285,19 @@ def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice:
     return on_vote
 
 
+def _board_inputs(ui: Components) -> list[Any]:
+    """The board's filters: number of sentences shown, part of speech of the hidden word."""
+    return [ui["sentences_shown"], ui["pos_shown"]]
+
+
 def _board_outputs(ui: Components) -> list[Any]:
     parts = ("note", "table", "style_note", "style", "heat")
     return [ui[f"{j}_{part}"] for j in JUDGES for part in parts]
 
 
 def _board_handler(cb: Callbacks, ui: Components) -> Callable:
-    def on_leaderboard(sentences="all"):
-        return _keyed(_guarded(cb.leaderboards, sentences), ui)
+    def on_leaderboard(sentences="all", pos="all"):
+        return _keyed(_guarded(cb.leaderboards, sentences, pos), ui)
 
     return on_leaderboard
 
@@ -294,11 +305,12 @@ def _board_handler(cb: Callbacks, ui: Components) -> Callable:
 def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any) -> None:
     parallel = settings.event_concurrency
     refresh = _board_handler(cb, ui)
-    shown = [ui["sentences_shown"]]
+    shown = _board_inputs(ui)
     ui["refresh"].click(
         refresh, shown, _board_outputs(ui), api_name="leaderboard", concurrency_limit=parallel
     )
-    ui["sentences_shown"].change(refresh, shown, _board_outputs(ui), api_visibility="private")
+    for selector in shown:
+        selector.change(refresh, shown, _board_outputs(ui), api_visibility="private")
     tab.select(refresh, shown, _board_outputs(ui), api_visibility="private")
 
     def on_export(fmt, judge, request: gr.Request):
@@ -343,7 +355,7 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
         app.load(cb.browser_id, browser_id, browser_id, api_visibility="private")
         app.load(
             _board_handler(cb, ui),
-            [ui["sentences_shown"]],
+            _board_inputs(ui),
             _board_outputs(ui),
             api_visibility="private",
         )

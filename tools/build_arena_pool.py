@@ -97,9 +97,7 @@ def pool_items(
         if gives_away(word, examples):
             continue
         pos, reference = found
-        items.append(
-            {"word": nonce, "examples": examples, "answer": word, "pos": pos, "reference": reference}
-        )
+        items.append(dict(word=nonce, examples=examples, answer=word, pos=pos, reference=reference))
     if len(items) < count:
         raise RuntimeError(f"only {len(items)} usable words for {count} items")
     return items

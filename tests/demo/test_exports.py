@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,10 @@ def test_every_format_loads_with_datasets(
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     votes = _voted(sqlite_store)
-    sampled = Matchup(ITEM, "hice", "additive", "x", "y", "lm", decoding='{"t": 1}', seed=9)
+    prepared = replace(ITEM, answer="cat", pos="noun", reference="a small domesticated feline")
+    sampled = Matchup(
+        prepared, "hice", "additive", "x", "y", "lm", decoding='{"t": 1}', seed=9, auto_vote="b"
+    )
     battle = sqlite_store.create_battle(sampled, "anon-3")
     votes.append(sqlite_store.record_vote(battle.id, "tie", "anon-3"))
     root = export_hf_dataset(sqlite_store, tmp_path / fmt, fmt=fmt)
@@ -111,6 +115,7 @@ def test_every_format_loads_with_datasets(
             record["examples"] = json.dumps(record["examples"], ensure_ascii=False)
         assert row == record, fmt
     assert rows[2]["seed"] == 9 and rows[0]["seed"] is None
+    assert (rows[2]["pos"], rows[2]["auto_vote"], rows[0]["auto_vote"]) == ("noun", "b", None)
 
 
 def test_parquet_needs_a_path(vote_store: VoteStore) -> None:

@@ -20,7 +20,9 @@ def test_agreement_and_kappa_by_hand():
     assert result.kappa == pytest.approx((0.75 - 5 / 16) / (1 - 5 / 16))
     assert "75% agreement on 4 battles" in result.summary()
     assert math.isnan(agreement([("a", "a")]).kappa)  # one category only: chance is 1
-    assert agreement([]).summary() == "no battle has been judged twice yet"
+    assert agreement([]).summary() == "no battle judged twice yet"
+    assert agreement([]).summary("it judged") == "no battle it judged yet"
+    assert "75% agreement on 4 battles it judged" in result.summary("it judged")
     with pytest.raises(ValueError, match="unknown vote"):
         agreement([("a", "maybe")])
 

@@ -1,0 +1,78 @@
+"""The automatic judge on people's battles: the benchmarks' tournament reader, applied to a
+prepared item's two definitions so the leaderboard can say how often people agree with it.
+
+As `benchmarks.defgen.run_tournament` judges (its `judge` and `Verdict`, imported, not copied):
+each definition's first sentence is degenerate (empty, says the made-up word, repeats a word
+3-gram) or not, and its identification margin is cos(own reference) - max cos(29 other
+references), by mean-pooled MiniLM sentence embeddings. A degenerate definition loses to a
+usable one (both: "both_bad"); otherwise the wider margin wins, within `tie_margin` a tie. The
+references are the pool's WordNet glosses (`Item.reference`); the 29 others are drawn from the
+pool, seeded per item, so every battle on an item faces the same line-up.
+
+The verdict is computed once, when a battle is made, and stored with it (`Matchup.auto_vote`):
+two short texts through MiniLM, a few milliseconds beside the seconds the LM spends sampling
+them. The encoder and the pool's reference vectors are loaded at the first verdict.
+
+    judge = PoolJudge(pool)
+    judge.verdict(item, "a heavy iron block", "a small bird")  # "a" | "b" | "tie" | "both_bad"
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from demo.store import Item
+from demo.vocabulary import VoteValue
+
+log = logging.getLogger(__name__)
+
+DISTRACTORS = 29  # as the tournament: the own reference against 29 others (chance 1/30)
+TIE_MARGIN = 0.01  # the tournament's default tie band on the margin difference
+
+
+class PoolJudge:
+    """Verdicts on battles over pool items that carry a reference gloss; None for any other."""
+
+    def __init__(self, pool: Sequence[Item], seed: int = 0, tie_margin: float = TIE_MARGIN):
+        self.items = [item for item in pool if item.reference]  # the references, in pool order
+        self._number = {item: n for n, item in enumerate(self.items)}
+        self.seed, self.tie_margin = seed, tie_margin
+        self._loaded: tuple[Any, Any] | None = None  # (scorer, [references, d] unit vectors)
+        self._lock = threading.Lock()
+
+    def judges(self, item: Item) -> bool:
+        """Whether this item has a reference among enough others to judge it."""
+        return item in self._number and len(self.items) > 1
+
+    def verdict(self, item: Item, output_a: str, output_b: str) -> VoteValue | None:
+        """The tournament's verdict on A's and B's definitions of `item` (None: no reference)."""
+        if not self.judges(item):
+            return None
+        from backends.definitions import first_sentence
+        from benchmarks import metrics
+        from benchmarks.defgen import Verdict, judge
+
+        number = self._number[item]
+        scorer, references = self._load()
+        texts = [first_sentence(output_a), first_sentence(output_b)]
+        cosines = (scorer.sentence_vectors(texts) @ references.T).tolist()  # [2, references]
+        others = metrics.distractors(len(self.items), number, DISTRACTORS, self.seed)
+        a, b = (
+            Verdict(row[number] - max(row[i] for i in others), metrics.degenerate(text, item.word))
+            for text, row in zip(texts, cosines, strict=True)
+        )
+        return judge(a, b, self.tie_margin)  # type: ignore[return-value]
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:  # one load; concurrent battles wait for it
+            if self._loaded is None:
+                from benchmarks.bertscore import BertScoreConfig, BertScorer
+
+                scorer = BertScorer(BertScoreConfig(), device="cpu")
+                references = scorer.sentence_vectors([item.reference for item in self.items])
+                log.info("automatic judge ready: %d reference glosses", len(self.items))
+                self._loaded = (scorer, references)
+            return self._loaded

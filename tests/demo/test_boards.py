@@ -1,0 +1,46 @@
+"""Boards by part of speech, and people's agreement with the automatic judge's stored verdicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from demo.boards import Boards
+from demo.store import Item, Matchup, VoteStore
+
+# (part of speech, automatic verdict, the person's vote) per battle
+BATTLES = [
+    ("noun", "a", "a"),
+    ("noun", "b", "a"),
+    ("verb", "tie", "tie"),
+    (None, None, "b"),  # a person's own word: no part of speech, no verdict
+]
+
+
+@pytest.fixture
+def boards(sqlite_store: VoteStore) -> Boards:
+    for n, (pos, verdict, vote) in enumerate(BATTLES):
+        item = Item(f"blick{n}", ("A blick sat.",), "cat" if pos else None, pos)
+        matchup = Matchup(item, "centroid", "college", "x", "y", "lm", auto_vote=verdict)
+        battle = sqlite_store.create_battle(matchup, annotator="anon-1")
+        sqlite_store.record_vote(battle.id, vote, annotator="anon-1")  # type: ignore[arg-type]
+    return Boards(sqlite_store, rounds=5)
+
+
+def test_boards_split_by_the_hidden_words_part_of_speech(boards):
+    counts = {pos: boards.board("human", pos=pos).votes for pos in ("all", "noun", "verb")}
+    assert counts == {"all": 4, "noun": 2, "verb": 1}
+    adjectives = boards.board("human", pos="adjective")
+    assert adjectives.votes == 0 and adjectives.ratings.rows == ()
+    assert boards.board("human", "1", "noun").votes == 2  # both filters at once
+    with pytest.raises(ValueError, match="valid: all, noun, verb, adjective, adverb"):
+        boards.board("human", pos="pronoun")
+
+
+def test_people_are_compared_with_the_verdict_stored_with_each_battle(boards):
+    judged = boards.board("human").with_judge
+    # 2 of the 3 judged battles agree; chance from the shares: verdicts a, b, tie once each,
+    # votes a twice and tie once -> (1*2 + 1*0 + 1*1) / 9 = 1/3; kappa = (2/3 - 1/3) / (2/3)
+    assert (judged.pairs, judged.observed) == (3, pytest.approx(2 / 3))
+    assert judged.kappa == pytest.approx(0.5)
+    assert boards.board("human", pos="verb").with_judge.observed == 1.0
+    assert boards.board("auto").with_judge.pairs == 0

