@@ -1,5 +1,7 @@
 // Drives the Nonce Arena page in headless Chromium: Learn, two arena battles voted with the
-// keyboard shortcuts, the leaderboard with its agreement line and style-controlled board. Usage: node flow.mjs URL SCREENSHOT_DIR. Prints one JSON line; exits 1 on failure.
+// keyboard shortcuts, the leaderboard with its agreement lines (between people, and with the
+// automatic judge), its style-controlled board and its part-of-speech selector. Usage: node
+// flow.mjs URL SCREENSHOT_DIR. Prints one JSON line; exits 1 on failure.
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -81,6 +83,12 @@ try {
   report.styleNote = await text("human-style-note");
   report.xss = await page.evaluate(() => window.__xss ?? null);
   await page.screenshot({ path: join(outDir, "leaderboard.png"), fullPage: true });
+  // the boards of one part of speech: only prepared words carry one, so never both votes
+  await page.locator("#pos-shown").getByText("noun", { exact: true }).click();
+  await page.waitForFunction(
+    () => !/— 2 votes/.test(document.querySelector("#human-note")?.innerText ?? ""), null, { timeout: 60_000 },
+  );
+  report.nounNote = await text("human-note");
   console.log(JSON.stringify(report));
 } catch (err) {
   await page.screenshot({ path: join(outDir, "failure.png"), fullPage: true }).catch(() => {});

@@ -1,5 +1,6 @@
 """The real page in headless Chromium: Learn, two arena votes by keyboard shortcut, the
-leaderboard with agreement and the style-controlled board (tests/browser/)."""
+leaderboard with agreement (between people, and with the automatic judge), the
+style-controlled board and the boards by part of speech (tests/browser/)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from demo.items import arena_pool
 from demo.settings import DemoSettings
 from tests.tools.loadtest import launch
 
@@ -60,6 +62,14 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
     assert report["changed"] and "a tie" in report["secondReveal"]
     assert "You have judged 2 battles" in report["secondReveal"]
     assert "Inter-annotator agreement" in report["after"]
+    # the second battle was on a prepared word; one with a real word behind it (all but the
+    # hand-written ones) carries a reference gloss, so the judge gave its verdict on it
+    [shown] = [i for i in arena_pool(settings.arena_items) if i.word == report["nextWord"]]
+    judged = "on 1 battle it judged" if shown.answer else "no battle it judged yet"
+    judge_line = "Agreement with the automatic judge (the tournament's reader, on prepared words): "
+    assert judge_line in report["after"] and judged in report["after"]
+    # the noun board holds the second vote only if that word is a noun (own words have no POS)
+    assert f"— {int(shown.pos == 'noun')} vote" in report["nounNote"]
     assert all(name in report["styleTable"] for name in FAST)
     assert "length difference held fixed" in report["styleNote"]
     for shot in ("learn.png", "arena.png", "leaderboard.png"):
