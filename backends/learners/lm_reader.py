@@ -13,9 +13,16 @@ which the CoLLEGe learner blends with its generator's vector.
 The LM is causal, so the slot's distribution sees only the left context. With
 `right_tokens`, the best candidates are also put in the word's place and scored on the
 tokens that follow it (log p(right context | left context, candidate)), so "she opened
-the ___ and took out a cold bottle of milk" can prefer fridge to oven. An example that
-starts with the word gives no candidates of its own; if none has left context the
-reader says nothing, and the generator alone is used.
+the ___ and took out a cold bottle of milk" can prefer fridge to oven.
+
+An example that starts with the word gives the slot nothing to read ("___ is a yellow
+fruit that monkeys like to eat"). So the LM is also asked outright, in a few-shot
+fill-in-the-blank prompt that shows it the whole sentence (`blank_prompt`): its answers,
+pooled over the examples, add candidates and (at half weight) a score term. On
+Definitional Nonce (every sentence starts with the word) it took the first 50 items' MRR
+from 0.072 to about 0.16, and DefGen dev one-shot identification from 0.20 to 0.47-0.53
+(first 15 items; model card, "Asked outright").
+If no example uses the word the reader says nothing, and the generator alone is used.
 """
 
 from __future__ import annotations
@@ -42,6 +49,29 @@ class ReaderConfig:
     # is put in the word's place and scored on how well the LM then predicts the tokens
     # that follow, in one batch.
     right_tokens: int = 4
+    # Candidates taken from the LM asked outright, in a few-shot fill-in-the-blank prompt
+    # (`BLANK_SHOTS`), pooled over examples: the only reading of the whole sentence a
+    # causal LM gives before the word, so the one source when the word starts it.
+    from_blank: int = 16
+    # Weight of that prompt's log-probability in the candidates' scores (0: it only proposes).
+    blank_weight: float = 0.5
+
+
+# Worked examples for the fill-in-the-blank prompt: everyday words, none of them an
+# evaluation word (tests/backends/test_lm_reader.py checks every benchmark file).
+BLANK_SHOTS = (
+    ("The ___ chased the mouse around the barn.", "cat"),
+    ("___ is a hot drink made by pouring water over dried leaves.", "tea"),
+    ("She opened her ___ and paid for the groceries.", "purse"),
+)
+
+
+def blank_prompt(sentence: str) -> str:
+    """The few-shot prompt asking which word fills the ___ in `sentence`. A base LM of
+    this size does not follow a bare instruction (the gold word's median rank was ~800 of
+    the vocabulary on DefGen dev); three worked examples bring it to ~70-150."""
+    shots = "".join(f"Sentence: {s}\nMissing word: {w}\n\n" for s, w in BLANK_SHOTS)
+    return f"{shots}Sentence: {sentence}\nMissing word:"
 
 
 def word_tokens(lm: NonceLM) -> torch.Tensor:
@@ -82,6 +112,16 @@ def slot_logprobs(lm: NonceLM, prefixes: list[list[int]]) -> torch.Tensor:
 
 
 @torch.no_grad()
+def blank_logprobs(lm: NonceLM, word: str, examples: list[Example]) -> torch.Tensor:
+    """[V] the LM's answer to the fill-in-the-blank prompt, summed over the examples that
+    use the word (product of experts, as for the slot)."""
+    pattern = word_pattern(word)
+    blanks = [pattern.sub("___", e.text) for e in examples if pattern.search(e.text)]
+    prompts = [lm.encode(blank_prompt(" ".join(b.split()))) for b in blanks]
+    return slot_logprobs(lm, prompts).sum(0)
+
+
+@torch.no_grad()
 def soft_guess(
     lm: NonceLM,
     word: str,
@@ -102,6 +142,12 @@ def soft_guess(
         candidates += (
             left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
         )
+    blank = None
+    if parts and config.from_blank:
+        blank = blank_logprobs(lm, word, examples)
+        candidates += (
+            blank.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
+        )
     if proposal is not None and config.from_proposal:
         candidates += nearest_words(lm, proposal, config.from_proposal).tolist()
     candidates = list(dict.fromkeys(candidates))  # [n], first occurrence kept
@@ -109,6 +155,8 @@ def soft_guess(
         return None
     index = torch.tensor(candidates, device=lm.device)
     scores = left[index]
+    if blank is not None and config.blank_weight:
+        scores = scores + config.blank_weight * blank[index]
     if config.right_tokens > 0:
         scores = scores + right_scores(lm, parts, index, config)
     weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]

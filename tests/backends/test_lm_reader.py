@@ -7,7 +7,10 @@ import torch
 
 from backends.inputs import Example
 from backends.learners.lm_reader import (
+    BLANK_SHOTS,
     ReaderConfig,
+    blank_logprobs,
+    blank_prompt,
     left_contexts,
     nearest_words,
     slot_logprobs,
@@ -28,8 +31,8 @@ def test_left_contexts_skip_examples_without_one(tiny_lm):
     examples = [Example("wug sang"), Example("the small wug sang"), Example("no word here")]
     prefixes = left_contexts(tiny_lm, "wug", examples)
     assert prefixes == [tiny_lm.encode("the small")]
-    # no left context and no proposal: no candidate to read with
-    assert soft_guess(tiny_lm, "wug", examples[:1]) is None
+    # no left context, no proposal, not asked outright: no candidate to read with
+    assert soft_guess(tiny_lm, "wug", examples[:1], ReaderConfig(from_blank=0)) is None
 
 
 def test_proposed_words_are_read_where_the_slot_has_nothing(tiny_lm):
@@ -41,7 +44,7 @@ def test_proposed_words_are_read_where_the_slot_has_nothing(tiny_lm):
 
 def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
-    config = ReaderConfig(temperature=0.7, from_slot=5, right_tokens=0)
+    config = ReaderConfig(temperature=0.7, from_slot=5, right_tokens=0, from_blank=0)
     guess = soft_guess(tiny_lm, "wug", examples, config)
     pooled = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
     pooled[~word_tokens(tiny_lm)] = float("-inf")
@@ -49,7 +52,7 @@ def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(guess, expected, atol=1e-6)
     # a sharp temperature gives the single most expected word's row
-    sharp = soft_guess(tiny_lm, "wug", examples, ReaderConfig(1e-4, 5, 0, right_tokens=0))
+    sharp = soft_guess(tiny_lm, "wug", examples, ReaderConfig(1e-4, 5, 0, right_tokens=0, from_blank=0))
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
 
 
@@ -66,6 +69,36 @@ def test_right_scores_are_the_log_probability_of_what_follows(tiny_lm):
             seq = [*before, c, *after[:2]]
             expected += float(tiny_lm.token_logprobs([seq])[0][-len(after[:2]) :].sum())
         assert score == pytest.approx(expected, abs=1e-4)
+
+
+def test_the_blank_prompt_shows_worked_examples_then_asks():
+    prompt = blank_prompt("A ___ sang on the fence.")
+    for sentence, answer in BLANK_SHOTS:
+        assert f"Sentence: {sentence}\nMissing word: {answer}\n" in prompt
+    assert prompt.endswith("Sentence: A ___ sang on the fence.\nMissing word:")
+
+
+def test_no_worked_example_answer_is_an_evaluation_word():
+    from backends.shared_data import excluded_words
+    from benchmarks.data import chimera_sources
+
+    evaluated = excluded_words() | {w.lower() for pair in chimera_sources().values() for w in pair}
+    assert not {answer for _, answer in BLANK_SHOTS} & evaluated
+
+
+def test_blank_answers_are_pooled_over_the_examples_that_use_the_word(tiny_lm):
+    examples = [Example("the small wug sang"), Example("no word here"), Example("a wug flew")]
+    pooled = blank_logprobs(tiny_lm, "wug", examples)
+    prompts = [tiny_lm.encode(blank_prompt(s)) for s in ("the small ___ sang", "a ___ flew")]
+    assert torch.allclose(pooled, slot_logprobs(tiny_lm, prompts).sum(0), atol=1e-5)
+
+
+def test_the_blank_prompt_proposes_words_when_the_word_starts_its_sentence(tiny_lm):
+    # no left context and no proposal vector: only the blank prompt has candidates
+    examples = [Example("wug sang at night")]
+    assert soft_guess(tiny_lm, "wug", examples, ReaderConfig(from_blank=0)) is None
+    guess = soft_guess(tiny_lm, "wug", examples, ReaderConfig(from_blank=4, blank_weight=1.0))
+    assert guess is not None and torch.isfinite(guess).all() and guess.shape == (tiny_lm.dim,)
 
 
 @pytest.mark.integration
@@ -91,8 +124,22 @@ def test_the_right_context_tells_a_fridge_from_an_oven(real_lm):
         Example("Put the butter back in the dax so it does not melt."),
     ]
     index = vocabulary_index(real_lm, "input")
-    left_only = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=0))
-    both = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=4))
+    # the slot and its right context alone (not asked outright)
+    left_only = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=0, from_blank=0))
+    both = soft_guess(real_lm, "dax", examples, ReaderConfig(right_tokens=4, from_blank=0))
     top = [n.token.strip().lower() for n in index.search(both, 3)[0]]
     assert "fridge" in top or "refrigerator" in top, top
     assert index.search(left_only, 1)[0][0].token.strip().lower() not in {"fridge"}
+    default = soft_guess(real_lm, "dax", examples)  # also asked outright
+    top = [n.token.strip().lower() for n in index.search(default, 3)[0]]
+    assert "fridge" in top or "refrigerator" in top, top
+
+
+@pytest.mark.integration
+def test_asked_outright_the_real_lm_names_a_word_that_starts_its_sentence(real_lm):
+    from backends.neighbours import vocabulary_index
+
+    examples = [Example("dax is a yellow fruit that monkeys like to eat.")]
+    guess = soft_guess(real_lm, "dax", examples, ReaderConfig(from_blank=16))
+    top = {n.token.strip().lower() for n in vocabulary_index(real_lm, "input").search(guess, 5)[0]}
+    assert top & {"banana", "mango", "papaya", "pineapple", "lemon", "fruit"}, top
