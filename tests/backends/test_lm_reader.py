@@ -52,7 +52,8 @@ def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(guess, expected, atol=1e-6)
     # a sharp temperature gives the single most expected word's row
-    sharp = soft_guess(tiny_lm, "wug", examples, ReaderConfig(1e-4, 5, 0, right_tokens=0, from_blank=0))
+    sharp_config = ReaderConfig(1e-4, 5, 0, right_tokens=0, from_blank=0)
+    sharp = soft_guess(tiny_lm, "wug", examples, sharp_config)
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
 
 
