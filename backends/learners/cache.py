@@ -19,6 +19,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from functools import lru_cache, partial
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -63,6 +64,14 @@ def states_before(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot | None):
     return np.concatenate(keys), np.concatenate(values)
 
 
+def stored_path(lm: NonceLM, label: str) -> Path:
+    """Where a per-LM constant (states computed once) is kept in the cache folder."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
+    # The name alone could be a reused folder name; a digest of the weights tells models apart.
+    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
+    return load_settings().cache_dir / "stores" / f"{name}-{digest}-{label}"
+
+
 @lru_cache(maxsize=2)
 def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndarray]:
     """(keys [m, d], next tokens [m]) over ordinary text: the cache's background store.
@@ -72,10 +81,7 @@ def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndar
 
     if n_sentences == 0:
         return np.zeros((0, lm.dim), np.float32), np.zeros(0, np.int64)
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
-    # The name alone could be a reused folder name; a digest of the weights tells models apart.
-    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
-    path = load_settings().cache_dir / "stores" / f"{name}-{digest}-background-{n_sentences}.npz"
+    path = stored_path(lm, f"background-{n_sentences}.npz")
     if path.exists():
         with np.load(path) as saved:
             return saved["keys"], saved["values"]
