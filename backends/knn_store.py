@@ -95,7 +95,8 @@ class KnnStore:
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """[q, d] queries -> ([q, k] cosine similarities, [q, k] token ids; -1 where none)."""
-        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        # A copy: the caller's array may be a view of the LM's hidden states.
+        queries = np.array(queries, dtype=np.float32, order="C")
         faiss.normalize_L2(queries)
         sims, rows = self.index.search(queries, min(k, len(self)))
         if self.kind != "flat":
