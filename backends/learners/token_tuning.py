@@ -148,11 +148,12 @@ class TokenTuningLearner(Learner):
         norm_in, norm_out = mean_norms(lm)
         rng = random.Random(cfg.seed)
         optimizer = torch.optim.Adam([vin, vout], lr=cfg.lr)
-        with torch.no_grad():
-            before = float(example_loss(lm, seqs, slot))
+        before = None
         for _ in range(cfg.steps):
             logprobs = torch.cat(lm.token_logprobs(seqs, slot))
             nll, count = -logprobs.sum(), len(logprobs)
+            if before is None:  # the first step's forward pass is the loss before training
+                before = float(nll) / count
             if replay is not None:
                 chosen = rng.sample(
                     range(cfg.replay_pool), min(cfg.replay_per_step, cfg.replay_pool)
@@ -170,6 +171,7 @@ class TokenTuningLearner(Learner):
                     vout.copy_(rescale(vout, norm_out))
         with torch.no_grad():
             after = float(example_loss(lm, seqs, slot))
+        before = after if before is None else before  # no steps: nothing changed
         log.info(
             "token tuning %r: example loss %.3f -> %.3f in %d steps", word, before, after, cfg.steps
         )
