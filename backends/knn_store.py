@@ -53,8 +53,18 @@ def sub_quantisers(dim: int, m: int) -> int:
 class KnnStore:
     """Keys are L2-normalised, so inner product = cosine similarity."""
 
-    def __init__(self, keys: np.ndarray, values: np.ndarray, config: StoreConfig = StoreConfig()):
-        keys = np.array(keys, dtype=np.float32, order="C")  # [n, d]; a copy: normalised in place
+    def __init__(
+        self,
+        keys: np.ndarray,
+        values: np.ndarray,
+        config: StoreConfig = StoreConfig(),
+        copy: bool = True,
+    ):
+        # [n, d], normalised in place: a copy, unless the caller gives its own float32 array
+        # away (copy=False; at 10^6 keys of width 640 a copy is 2.6 GB).
+        keys = np.array(keys, dtype=np.float32, order="C") if copy else np.asarray(keys)
+        if keys.dtype != np.float32 or not keys.flags.c_contiguous:
+            raise ValueError("copy=False needs a C-contiguous float32 array of keys")
         faiss.normalize_L2(keys)
         self.values = np.asarray(values, dtype=np.int64)  # [n] token ids
         self.kind = config.kind
