@@ -193,7 +193,7 @@ def knn_sets(lm, sizes: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndar
     """(key pool, queries, how made): the LM's own final hidden states over WordNet text,
     the last KNN_QUERIES of them (later text) as queries; past the computed pool, perturbed
     copies (`tiled`)."""
-    from backends.learners.cache import stored_path
+    from backends.learners.base import stored_path
 
     states = lm_states(lm, REAL_STATES + KNN_QUERIES, stored_path(lm, "wordnet-states.npy"))
     pool, queries = states[:-KNN_QUERIES], states[-KNN_QUERIES:]

@@ -15,20 +15,17 @@ the store.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from backends.knn_store import KnnStore, StoreConfig
-from backends.learners.base import Learner, NonceEmbedding, example_ids
+from backends.learners.base import Learner, NonceEmbedding, example_ids, stored_path
 from backends.learners.centroid import centroid_vectors
 from backends.nonce_lm import NonceLM, NonceSlot
-from backends.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +59,6 @@ def states_before(lm: NonceLM, seqs: list[list[int]], slot: NonceSlot | None):
         keys.append(hidden[row, : len(seq) - 1].float().cpu().numpy())
         values.append(np.asarray(seq[1:]))
     return np.concatenate(keys), np.concatenate(values)
-
-
-def stored_path(lm: NonceLM, label: str) -> Path:
-    """Where a per-LM constant (states computed once) is kept in the cache folder."""
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
-    # The name alone could be a reused folder name; a digest of the weights tells models apart.
-    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
-    return load_settings().cache_dir / "stores" / f"{name}-{digest}-{label}"
 
 
 @lru_cache(maxsize=2)
