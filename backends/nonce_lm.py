@@ -43,6 +43,15 @@ class NonceSlot:
         return cls(torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs]))
 
 
+# Ordinary sentences whose final states tell which coordinates are the large ones.
+_PROBE_TEXTS = (
+    "The word is defined as a small animal that lives in the forest.",
+    "She opened the window and looked at the rain falling on the street.",
+    "In 1905 the company built a bridge across the river near the old mill.",
+    "He said that the results of the experiment were not what they expected.",
+)
+
+
 class NonceLM:
     """Frozen causal LM + nonce slot: encode, embed, logits, score, generate."""
 
@@ -56,7 +65,45 @@ class NonceLM:
         self.embed_scale = float(getattr(self.embedding, "embed_scale", 1.0))
         self.softcap = getattr(model.config, "final_logit_softcapping", None)
         self.tied = self.head.weight.data_ptr() == self.embedding.weight.data_ptr()
+        self.head_int8 = None  # see use_int8_head
         self._memo: dict = {}
+
+    def use_int8_head(self, outliers: int = 64) -> None:
+        """Read the [V, d] output layer as int8 wherever no gradient is needed: a greedy
+        token reads it once, and at fp32 it is over half of each token's bytes. Gradients
+        (token tuning) keep fp32.
+
+        fbgemm's dynamic quantisation gives the weights a scale per row but the input one
+        scale for all its coordinates, and a few coordinates of Gemma's final states are
+        ~50x the rest; with them in, the rest round to a handful of levels. As in LLM.int8
+        (Dettmers et al. 2022), those `outliers` coordinates (largest mean |h| on fixed
+        sentences) go through an fp32 slice [V, outliers] of the layer instead."""
+        if self.device.type != "cpu":
+            raise RuntimeError("the int8 output layer is a CPU kernel; leave it off on CUDA")
+        with torch.no_grad():
+            ids, mask = self.pad([self.encode(t) for t in _PROBE_TEXTS], left=False)
+            states = self.hidden(ids, mask, None).last_hidden_state[mask.bool()]  # [N, d]
+            dims = states.abs().mean(0).topk(outliers).indices.sort().values  # [outliers]
+            weight = self.head.weight.detach().float()
+            rest = torch.nn.Linear(self.dim, self.vocab_size, bias=False)
+            rest.weight = torch.nn.Parameter(weight.index_fill(1, dims, 0.0), requires_grad=False)
+            # Per-channel: one scale per vocabulary row (the default is one for the matrix).
+            per_row = {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}
+            quantised = torch.ao.quantization.quantize_dynamic(
+                torch.nn.Sequential(rest), per_row, dtype=torch.qint8, inplace=True
+            )[0]
+        self.head_int8 = (quantised, dims, weight[:, dims].contiguous())  # [V, outliers]
+
+    def _int8_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """[..., d] -> [..., V] through the int8 layer, row by row: fbgemm scales a whole
+        input by one number, so a batched call would make a row's logits depend on the
+        rows beside it."""
+        quantised, dims, outlier_cols = self.head_int8
+        rows = hidden.reshape(-1, self.dim).float()
+        big = rows[:, dims]  # [N, outliers]
+        small = rows.index_fill(1, dims, 0.0)
+        logits = torch.cat([quantised(r) for r in small.split(1)]) + big @ outlier_cols.T
+        return logits.reshape(*hidden.shape[:-1], -1).to(hidden.dtype)
 
     def memo(self, key, compute: Callable[[], object]):
         """A constant derived from this (frozen) LM, computed once: row norms, replay states."""
@@ -133,7 +180,10 @@ class NonceLM:
 
     def logits(self, hidden: torch.Tensor, slot: NonceSlot | None) -> torch.Tensor:
         """[..., d] final hidden states -> [..., V + n] logits (one extra column per nonce)."""
-        logits = self.head(hidden)
+        if self.head_int8 is not None and not torch.is_grad_enabled():
+            logits = self._int8_logits(hidden)
+        else:
+            logits = self.head(hidden)
         if slot is not None:
             logits = torch.cat([logits, hidden @ slot.outputs.to(hidden.dtype).T], dim=-1)
         if self.softcap:

@@ -34,7 +34,10 @@ def _load_lm(name: str, device: str) -> NonceLM:
     if threads > 0:  # on a shared CPU, fewer threads than cores avoids thrashing
         torch.set_num_threads(threads)
     model, tokenizer = load_causal_lm(name, device)
-    return NonceLM(model, tokenizer, name)
+    lm = NonceLM(model, tokenizer, name)
+    if load_settings().int8_head and device == "cpu":
+        lm.use_int8_head()
+    return lm
 
 
 @dataclass

@@ -22,6 +22,8 @@ class Settings:
     device: Device = "auto"
     # Torch threads on the CPU; 0 leaves torch's own choice.
     cpu_threads: int = 0
+    # Read the LM's output layer as int8 when decoding on the CPU (off: see the README).
+    int8_head: bool = False
 
 
 def _env(name: str, default: str) -> str:
@@ -41,6 +43,7 @@ def load_settings() -> Settings:
         encoder=_env("NONCE_ENCODER", base.encoder),
         device=device,  # type: ignore[arg-type]
         cpu_threads=int(_env("NONCE_CPU_THREADS", str(base.cpu_threads))),
+        int8_head=_env("NONCE_INT8_HEAD", "0") not in ("0", "false", "no", "off"),
     )
 
 

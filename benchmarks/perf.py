@@ -3,10 +3,13 @@
 - learner latency for 1, 3 and 5 sentences (after one warm-up call per learner, which fills
   per-process caches such as the cache learner's background store);
 - definitions for all learners: one batched generation vs one generation per learner;
+- greedy decoding of one sequence, per token, against the bandwidth floor (weight bytes
+  read per token / a large tensor copy's bandwidth timed in the same run), and the output
+  layer alone against its own floor;
 - model load: cold (GGUF -> fp32 conversion into a temporary cache dir) vs the cached copy;
 - the kNN store (Grave et al. 2017; Khandelwal et al. 2020) at 10^4 and 10^5 (10^6 with
-  --big) clustered random vectors of the LM's width: exact vs IVF-PQ build time, query
-  time, bytes per vector, recall@k of IVF-PQ against exact search;
+  --big) of the LM's own hidden states (benchmarks/knn_vectors.py): exact vs IVF-PQ vs
+  IVF-PQ-R build time, query time, bytes per vector, recall@10 and @k against exact search;
 - ratings: online Elo and the bootstrapped Bradley-Terry leaderboard (100 rounds) at 10^4
   and 10^5 (10^6 with --big) synthetic votes.
 """
@@ -22,10 +25,12 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 import numpy as np
+import torch
 
 from backends.definitions import define
 from backends.inputs import Example
 from backends.pipeline import load_lm
+from benchmarks.knn_vectors import lm_states, tiled
 from benchmarks.results import Result
 from benchmarks.runs import STAND_IN, RunOptions, describe_config, learn_each
 
@@ -39,7 +44,8 @@ SENTENCES = (  # made-up usages of the nonce, for latency only
     f"The children fed bread crumbs to a small grey {STAND_IN}.",
 )
 KNN_K = 16  # neighbours per query, the cache learner's default
-KNN_QUERIES = 256
+KNN_QUERIES = 1000  # held-out states (later text than any key)
+REAL_STATES = 109_000  # keys computed with the LM (7 minutes on one thread, then cached)
 PERF_NEW_TOKENS = 16  # definition length in the batched-vs-serial comparison
 
 
@@ -112,6 +118,41 @@ def definition_batching(lm, options: RunOptions) -> list[Result]:
     ]
 
 
+def copy_bandwidth(megabytes: int = 512, repeats: int = 3) -> float:
+    """Bytes moved per second (read + written, as STREAM's Copy counts them) by the best of
+    `repeats` copies of a `megabytes` tensor, on the run's torch threads."""
+    src = torch.ones(megabytes * 2**20 // 4)
+    dst = torch.empty_like(src)
+    best = min(timed(dst.copy_, src)[0] for _ in range(repeats))
+    return 2 * src.numel() * 4 / best
+
+
+def decode_floor(lm) -> list[Result]:
+    """Per-token greedy decode latency of one sequence against its floor: every weight is
+    read once per token, so it cannot beat (weight bytes) / (measured copy bandwidth)."""
+    weights = sum(p.numel() * p.element_size() for p in lm.model.parameters())  # tied: once
+    bandwidth = copy_bandwidth()
+    prompt = [lm.encode(f'The word "{STAND_IN}" is defined as')]
+    one, _ = timed(lm.generate, prompt, max_new_tokens=1)  # prefill + one token
+    many, out = timed(lm.generate, prompt, max_new_tokens=PERF_NEW_TOKENS + 1)
+    per_token = (many - one) / max(1, len(out[0]) - 1)
+    floor = weights / bandwidth
+    hidden = torch.zeros(1, lm.dim, device=lm.device, dtype=lm.input_matrix.dtype)
+    head, _ = timed(lambda: [lm.logits(hidden, None) for _ in range(8)])
+    head_bytes = lm.output_matrix.numel() * lm.output_matrix.element_size()
+    metrics = {
+        "seconds": per_token,
+        "floor_s": floor,
+        "ratio": per_token / floor,
+        "weights_gb": weights / 1e9,
+        "copy_gb_per_s": bandwidth / 1e9,
+        "head_s": head / 8,
+        "head_floor_s": head_bytes / bandwidth,
+    }
+    config = {"dtype": str(lm.input_matrix.dtype), "tokens": len(out[0])}
+    return [perf_row(lm.name, None, 1, metrics, config, case="decode, per token vs floor")]
+
+
 @contextmanager
 def cache_dir_at(path: str):
     """Point NONCE_CACHE_DIR at `path` for the duration (settings are read per call)."""
@@ -148,47 +189,66 @@ def model_load(options: RunOptions) -> list[Result]:
     return rows
 
 
-def hidden_like(n: int, dim: int, seed: int, latent: int = 32) -> np.ndarray:
-    """[n, dim] float32 vectors like LM hidden states: a low intrinsic dimension (`latent`),
-    256 clusters in it, mapped into `dim` by one fixed random matrix, plus a little noise."""
-    rng = np.random.default_rng(seed)
-    basis = rng.standard_normal((latent, dim)).astype(np.float32)  # [latent, dim]
-    centres = rng.standard_normal((256, latent)).astype(np.float32)
-    points = centres[rng.integers(0, 256, n)] + 0.5 * rng.standard_normal((n, latent))
-    noise = 0.1 * rng.standard_normal((n, dim))
-    return (points.astype(np.float32) @ basis + noise).astype(np.float32)
+def knn_sets(lm, sizes: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """(key pool, queries, how made): the LM's own final hidden states over WordNet text,
+    the last KNN_QUERIES of them (later text) as queries; past the computed pool, perturbed
+    copies (`tiled`)."""
+    from backends.learners.base import stored_path
+
+    states = lm_states(lm, REAL_STATES + KNN_QUERIES, stored_path(lm, "wordnet-states.npy"))
+    pool, queries = states[:-KNN_QUERIES], states[-KNN_QUERIES:]
+    source = f"LM hidden states over WordNet glosses and examples ({len(pool)} computed"
+    if max(sizes, default=0) > len(pool):
+        source += "; larger sizes add copies with Gaussian noise of 0.5 x each coordinate's sd"
+    return pool, queries, source + ")"
 
 
-def knn_store(dim: int, sizes: tuple[int, ...], seed: int) -> list[Result]:
+def recall(found: np.ndarray, exact: np.ndarray, k: int) -> float:
+    """Mean share of the exact top-k that the approximate top-k holds."""
+    return float(np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(found, exact)]))
+
+
+def knn_store(
+    pool: np.ndarray, queries: np.ndarray, sizes: tuple[int, ...], seed: int, source: str = ""
+) -> list[Result]:
+    """Exact search vs IVF-PQ vs IVF-PQ-R (the store's choice when large) at each size."""
+    import faiss
+
     from backends.knn_store import KnnStore, StoreConfig
 
-    rows = []
+    rows, dim = [], pool.shape[1]
+    config = {"dim": dim, "k": KNN_K, "queries": len(queries), "vectors": source}
     for n in sizes:
-        # queries come from the same distribution as the keys, but are not stored
-        keys, queries = np.split(hidden_like(n + KNN_QUERIES, dim, seed), [n])
-        found, measured = {}, {}
-        for kind in ("flat", "ivfpq"):
-            build, store = timed(KnnStore, keys, np.arange(n), StoreConfig(kind=kind))
-            query, (_, ids) = timed(store.search, queries, KNN_K)
-            found[kind] = ids
+        keys = tiled(pool, n, seed)  # [n, d], our own copy: normalised in place
+        faiss.normalize_L2(keys)
+        unit = np.array(queries, dtype=np.float32)
+        faiss.normalize_L2(unit)
+        # Exact search is what IndexFlatIP does (one matrix product); timed without
+        # building a second n x d copy of the keys.
+        seconds, (_, exact) = timed(faiss.knn, unit, keys, KNN_K, faiss.METRIC_INNER_PRODUCT)
+        measured = {"flat": {"query_ms": 1000 * seconds / len(unit), "bytes_per_vector": 4 * dim}}
+        for kind in ("ivfpq", "ivfpqr"):
+            settings = StoreConfig(kind=kind, seed=seed)  # keys are unit already: no copy
+            build, store = timed(KnnStore, keys, np.arange(n), settings, copy=False)
+            seconds, (_, found) = timed(store.index.search, unit, KNN_K)
             measured[kind] = {
                 "build_s": build,
-                "query_ms": 1000 * query / KNN_QUERIES,
+                "query_ms": 1000 * seconds / len(unit),
                 "bytes_per_vector": store.bytes_per_vector(),
+                "recall_at_10": recall(found, exact, 10),
+                "recall_at_k": recall(found, exact, KNN_K),
             }
             del store
-        hits = [len(set(a) & set(b)) / KNN_K for a, b in zip(found["flat"], found["ivfpq"])]
-        measured["flat"]["recall_at_k"] = 1.0
-        measured["ivfpq"]["recall_at_k"] = float(np.mean(hits))
-        config = {"dim": dim, "k": KNN_K, "queries": KNN_QUERIES}
+        del keys
         for kind, values in measured.items():
+            values["queries_per_s"] = 1000 / values["query_ms"]
             rows.append(perf_row(kind, None, n, values, config, case="knn store"))
         ratio = {
-            "query_speedup": measured["flat"]["query_ms"] / measured["ivfpq"]["query_ms"],
+            "query_speedup": measured["flat"]["query_ms"] / measured["ivfpqr"]["query_ms"],
             "memory_ratio": measured["flat"]["bytes_per_vector"]
-            / measured["ivfpq"]["bytes_per_vector"],
+            / measured["ivfpqr"]["bytes_per_vector"],
         }
-        rows.append(perf_row("flat/ivfpq", None, n, ratio, config, case="knn store ratios"))
+        rows.append(perf_row("flat/ivfpqr", None, n, ratio, config, case="knn store ratios"))
         log.info("knn store at %d vectors measured", n)
     return rows
 
@@ -224,7 +284,9 @@ def run_perf(options: RunOptions) -> list[Result]:
     rows = model_load(options)
     rows += learner_latency(lm, options)
     rows += definition_batching(lm, options)
-    rows += knn_store(lm.dim, options.knn_sizes, options.seed)
+    rows += decode_floor(lm)
+    pool, queries, source = knn_sets(lm, options.knn_sizes, options.seed)
+    rows += knn_store(pool, queries, options.knn_sizes, options.seed, source)
     rows += ratings(options.vote_sizes, options.seed)
     rows.append(perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory"))
     return rows

@@ -67,11 +67,22 @@ shots) over `n` items. Choices that shape the numbers:
   chimera was made from (`sources.dev.tsv`); `of_oracle` = a learner's ρ / the oracle's.
 - Definitional Nonce candidates: the 77,636 WordNet single-word lemmas ∪ the gold words.
 - perf: one process measures everything side by side; definitions there are capped at 16
-  new tokens; the kNN store holds synthetic hidden-like vectors (640-d, intrinsic
-  dimension 32, 256 clusters; queries from the same distribution), k = 16, 256 queries;
-  `bytes_per_vector` is the serialised faiss index over its size; IVF-PQ: sqrt(n) cells,
-  32 sub-quantisers of 8 bits, 16 cells probed, k-means on a 40-per-cell sample. Runs used
-  `--threads 1` (torch and faiss): two benchmark processes shared the 2 cores.
+  new tokens. Decoding per token is one greedy sequence, (time for 17 tokens - time for 1)
+  / 16, against its floor: the weights' bytes (each read once per token) / the bandwidth of
+  a 512 MB tensor copy timed in the same run (bytes read + written, as STREAM counts);
+  `head_s` is the output layer alone. The kNN store holds Gemma's own final hidden states
+  (what the cache stores) over WordNet glosses and usage examples joined into ~64-token
+  passages (`benchmarks/knn_vectors.py`): 109,000 computed keys, and 1,000 queries from
+  later text; the 10^6 rows add perturbed copies of those keys (Gaussian noise of 0.5 x
+  each coordinate's sd), an approximation of a million real states. k = 16; recall@10 and
+  @16 against exact search; `bytes_per_vector` is the serialised faiss index over its
+  size (exact: 4 x 640). IVF-PQ: sqrt(n) cells, 32 8-bit sub-quantisers, 32 cells probed;
+  IVF-PQ-R (the store's choice from 10^5 keys): the same plus an 80-byte PQ code of the
+  residual that re-ranks 8 x k candidates; both on the L2 distance of unit vectors. Runs
+  used `--threads 1` (torch and faiss) on 2 cores shared with other benchmark processes.
+- int8: greedy definitions (centroid learner, 3 examples, DEFAULT_DECODING) of the first
+  n DefGen dev items with the fp32 and the int8 output layer, one item at a time, in one
+  process; `matching` = word-for-word identical; the record lists the ones that differ.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with

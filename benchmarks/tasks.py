@@ -110,6 +110,14 @@ TASKS: dict[str, Task] = {
             1,
             "benchmarks.perf:run_perf",
         ),
+        Task(
+            "int8",
+            "Greedy DefGen definitions with an int8 output layer vs fp32: matching share, time",
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
+            (SECONDS,),
+            1,
+            "benchmarks.int8_head:run_int8_head",
+        ),
     )
 }
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar
 
 import torch
 
 from backends.inputs import Example
 from backends.nonce_lm import LogitHook, NonceLM
+from backends.settings import load_settings
 
 
 @dataclass
@@ -104,3 +107,11 @@ def like_a_row(vector: torch.Tensor, stats: RowStats) -> torch.Tensor:
 def example_ids(lm: NonceLM, word: str, examples: list[Example], nonce_id: int) -> list[list[int]]:
     """Each example tokenised with the word as the nonce id."""
     return [lm.encode(ex.text, word, nonce_id) for ex in examples]
+
+
+def stored_path(lm: NonceLM, label: str) -> Path:
+    """Where a per-LM constant (states computed once) is kept in the cache folder."""
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
+    # The name alone could be a reused folder name; a digest of the weights tells models apart.
+    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
+    return load_settings().cache_dir / "stores" / f"{name}-{digest}-{label}"

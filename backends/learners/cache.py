@@ -15,7 +15,6 @@ the store.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -24,10 +23,9 @@ import numpy as np
 import torch
 
 from backends.knn_store import KnnStore, StoreConfig
-from backends.learners.base import Learner, NonceEmbedding, example_ids
+from backends.learners.base import Learner, NonceEmbedding, example_ids, stored_path
 from backends.learners.centroid import centroid_vectors
 from backends.nonce_lm import NonceLM, NonceSlot
-from backends.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +70,7 @@ def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndar
 
     if n_sentences == 0:
         return np.zeros((0, lm.dim), np.float32), np.zeros(0, np.int64)
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in lm.name)
-    # The name alone could be a reused folder name; a digest of the weights tells models apart.
-    digest = hashlib.sha256(lm.input_matrix[:64].detach().cpu().numpy().tobytes()).hexdigest()[:12]
-    path = load_settings().cache_dir / "stores" / f"{name}-{digest}-background-{n_sentences}.npz"
+    path = stored_path(lm, f"background-{n_sentences}.npz")
     if path.exists():
         with np.load(path) as saved:
             return saved["keys"], saved["values"]

@@ -9,6 +9,8 @@ word's base rate from inflating. CoLLEGe (Teehan et al. 2024) uses N = 1, 2 step
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 import random
 from dataclasses import dataclass
@@ -17,7 +19,14 @@ from typing import Literal
 
 import torch
 
-from backends.learners.base import Learner, NonceEmbedding, example_ids, mean_norms, rescale
+from backends.learners.base import (
+    Learner,
+    NonceEmbedding,
+    example_ids,
+    mean_norms,
+    rescale,
+    stored_path,
+)
 from backends.learners.centroid import centroid_vectors
 from backends.nonce_lm import NonceLM, NonceSlot
 
@@ -93,7 +102,23 @@ class ReplayStates:
 
 
 def replay_states(lm: NonceLM, sentences: tuple[str, ...]) -> ReplayStates:
-    return lm.memo(("replay_states", sentences), lambda: _compute_replay_states(lm, sentences))
+    return lm.memo(("replay_states", sentences), lambda: _stored_replay_states(lm, sentences))
+
+
+def _stored_replay_states(lm: NonceLM, sentences: tuple[str, ...]) -> ReplayStates:
+    """A constant of the LM and the sentences, kept in the cache folder: computing it
+    (V logits at every replay position) made a process's first Learn about 50 s slower."""
+    digest = hashlib.sha256("\n".join(sentences).encode()).hexdigest()[:12]
+    path = stored_path(lm, f"replay-{digest}.pt")
+    if path.exists():
+        saved = torch.load(path, map_location=lm.device)
+        return ReplayStates(**saved)
+    states = _compute_replay_states(lm, sentences)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    torch.save(dataclasses.asdict(states), partial)
+    partial.replace(path)  # readers never see a half-written file
+    return states
 
 
 @torch.no_grad()
@@ -148,11 +173,12 @@ class TokenTuningLearner(Learner):
         norm_in, norm_out = mean_norms(lm)
         rng = random.Random(cfg.seed)
         optimizer = torch.optim.Adam([vin, vout], lr=cfg.lr)
-        with torch.no_grad():
-            before = float(example_loss(lm, seqs, slot))
+        before = None
         for _ in range(cfg.steps):
             logprobs = torch.cat(lm.token_logprobs(seqs, slot))
             nll, count = -logprobs.sum(), len(logprobs)
+            if before is None:  # the first step's forward pass is the loss before training
+                before = float(nll) / count
             if replay is not None:
                 chosen = rng.sample(
                     range(cfg.replay_pool), min(cfg.replay_per_step, cfg.replay_pool)
@@ -170,6 +196,7 @@ class TokenTuningLearner(Learner):
                     vout.copy_(rescale(vout, norm_out))
         with torch.no_grad():
             after = float(example_loss(lm, seqs, slot))
+        before = after if before is None else before  # no steps: nothing changed
         log.info(
             "token tuning %r: example loss %.3f -> %.3f in %d steps", word, before, after, cfg.steps
         )

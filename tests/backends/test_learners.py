@@ -144,3 +144,16 @@ def test_cache_reports_how_much_its_store_raises_the_word(tiny_lm):
     emb = load_learner("cache").learn(tiny_lm, "wug", EXAMPLES)
     assert emb.info["p_word_with_store"] > emb.info["p_word_without_store"]
     assert f"{emb.info['p_word_with_store']:.2g}" in emb.info["note"]
+
+
+def test_replay_states_are_kept_on_disk_and_read_back_the_same(tiny_lm, tmp_path, monkeypatch):
+    from backends.learners.token_tuning import _stored_replay_states
+
+    monkeypatch.setenv("NONCE_CACHE_DIR", str(tmp_path))
+    sentences = ("the bird sang", "a dog ran across the garden")
+    computed = _stored_replay_states(tiny_lm, sentences)
+    (saved,) = (tmp_path / "stores").glob("tiny-*-replay-*.pt")
+    read = _stored_replay_states(tiny_lm, sentences)
+    for name in ("hidden", "target_logit", "lse", "sentence_of"):
+        assert torch.equal(getattr(read, name), getattr(computed, name))
+    assert saved.exists()

@@ -113,3 +113,22 @@ def test_rows_that_finish_early_leave_the_batch_without_changing_the_others(tiny
     ]
     assert batched == alone
     assert len({len(out) for out in batched}) > 1  # rows really did finish at different steps
+
+
+def test_int8_head_is_close_batch_independent_and_off_under_gradients():
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()  # its own copy: the session's tiny LM stays fp32
+    hidden = torch.randn(3, lm.dim)
+    slot = NonceSlot(torch.randn(1, lm.dim), torch.randn(1, lm.dim))
+    with torch.no_grad():
+        exact = lm.logits(hidden, slot)
+        lm.use_int8_head(outliers=4)
+        approx = lm.logits(hidden, slot)
+        alone = lm.logits(hidden[:1], slot)
+    assert approx.shape == exact.shape
+    assert (approx - exact).abs().max() < 0.05 * exact.abs().max()
+    # a row's logits do not depend on its batch (to float rounding of the fp32 slice)
+    assert torch.allclose(alone[0], approx[0], atol=1e-5)
+    assert torch.equal(lm.logits(hidden, slot), exact)  # gradients enabled: fp32
+    lm.head_int8 = None

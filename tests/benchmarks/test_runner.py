@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from benchmarks.__main__ import main
-from benchmarks.perf import hidden_like, knn_store, latency_ratios, ratings, synthetic_votes
+from benchmarks.knn_vectors import hidden_like, tiled
+from benchmarks.perf import knn_store, latency_ratios, ratings, synthetic_votes
 from benchmarks.report import README_END, README_START, headline, render, table, update_readme
 from benchmarks.results import Result, Run, row_kind
 from benchmarks.runs import CLOZE_NONCES, STAND_IN
@@ -84,14 +85,27 @@ def test_perf_knn_and_ratings_at_toy_sizes():
 
     faiss.omp_set_num_threads(1)  # OpenMP spin-waits are ruinous on a shared CPU
     assert hidden_like(10, 8, 0).shape == (10, 8)
-    rows = knn_store(dim=16, sizes=(1000,), seed=0)
-    flat, ivfpq, ratio = (r.metrics for r in rows)
-    assert flat["recall_at_k"] == 1.0 and 0 <= ivfpq["recall_at_k"] <= 1
-    assert ivfpq["bytes_per_vector"] < flat["bytes_per_vector"]
-    assert ratio["memory_ratio"] > 1
+    pool = hidden_like(700, 16, 0)
+    rows = knn_store(pool[:600], pool[600:], sizes=(1000,), seed=0)  # 400 tiled copies
+    flat, ivfpq, ivfpqr, ratio = (r.metrics for r in rows)
+    assert [r.learner for r in rows] == ["flat", "ivfpq", "ivfpqr", "flat/ivfpqr"]
+    assert rows[0].n == 1000 and 0 <= ivfpq["recall_at_10"] <= 1 and ivfpqr["recall_at_k"] <= 1
+    # at width 16 the codes are no smaller than the vectors; the ratio is what it is
+    assert ratio["memory_ratio"] == pytest.approx(
+        flat["bytes_per_vector"] / ivfpqr["bytes_per_vector"]
+    )
+    assert ivfpqr["recall_at_10"] > 0.5 and flat["queries_per_s"] > 0
     votes = synthetic_votes(500, 0)
     assert len(votes) == 500 and all(a != b for a, b, _ in votes)
     assert np.isfinite(ratings((500,), 0)[0].metrics["leaderboard_s"])
+
+
+def test_tiled_keeps_the_computed_vectors_and_perturbs_the_copies():
+    states = hidden_like(50, 8, 0)
+    out = tiled(states, 120, seed=0)
+    assert out.shape == (120, 8) and np.array_equal(out[:50], states)
+    assert not np.array_equal(out[50:100], states)
+    assert np.abs(out[50:100] - states).mean() < np.abs(states - states.mean(0)).mean()
 
 
 def test_latency_ratio_is_slow_over_fast_on_the_same_shots():

@@ -1,0 +1,56 @@
+"""The kNN store behind the cache learner: which index a size gets, that a large store is
+built as configured, and that its approximate neighbours are sane on clustered vectors."""
+
+import faiss
+import numpy as np
+import pytest
+
+from backends.knn_store import KnnStore, StoreConfig, sub_quantisers
+from backends.learners.cache import CacheConfig, CacheLearner
+from tests.backends.test_learners import EXAMPLES
+
+faiss.omp_set_num_threads(1)  # OpenMP spin-waits are ruinous on a shared CPU
+
+
+def clustered(n: int, dim: int = 64, seed: int = 0) -> np.ndarray:
+    """[n, dim] like hidden states: 50 clusters in an 8-d subspace, plus a little noise."""
+    rng = np.random.default_rng(seed)
+    basis = rng.standard_normal((8, dim))
+    centres = rng.standard_normal((50, 8))
+    points = centres[rng.integers(0, 50, n)] + 0.4 * rng.standard_normal((n, 8))
+    return (points @ basis + 0.05 * rng.standard_normal((n, dim))).astype(np.float32)
+
+
+SMALL = StoreConfig(large_from=2000, nlist=16, pq_m=8, refine_m=16, k_factor=4, nprobe=8)
+
+
+def test_size_picks_the_index_and_a_large_one_is_built_as_configured():
+    keys = clustered(3000)
+    assert KnnStore(keys[:1999], np.arange(1999), SMALL).kind == "flat"
+    store = KnnStore(keys, np.arange(3000), SMALL)
+    index = store.index
+    assert store.kind == "ivfpqr" and isinstance(index, faiss.IndexIVFPQR)
+    assert (index.nlist, index.nprobe, index.k_factor) == (16, 8, 4)
+    assert (index.pq.M, index.refine_pq.M) == (8, 16)
+    assert sub_quantisers(640, 32) == 32 and sub_quantisers(640, 96) == 80
+
+
+def test_the_large_store_finds_most_exact_neighbours_with_their_cosines():
+    keys, queries = np.split(clustered(5100, seed=1), [5000])
+    exact = KnnStore(keys, np.arange(5000), StoreConfig(kind="flat"))
+    approx = KnnStore(keys, np.arange(5000), SMALL)
+    true_sims, true_ids = exact.search(queries, 10)
+    sims, ids = approx.search(queries, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, true_ids)])
+    assert recall > 0.8
+    assert sims[:, 0] == pytest.approx(true_sims[:, 0], abs=0.02)  # cosines, not distances
+    assert not np.allclose(np.linalg.norm(keys, axis=1), 1)  # copied, not normalised
+    KnnStore(keys, np.arange(5000), StoreConfig(kind="flat"), copy=False)
+    assert np.allclose(np.linalg.norm(keys, axis=1), 1)  # given away: normalised in place
+
+
+def test_the_cache_learner_uses_the_large_index_past_its_threshold(tiny_lm):
+    config = CacheConfig(store=StoreConfig(large_from=100, nlist=4, pq_m=4, refine_m=8))
+    emb = CacheLearner(config).learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.info["index"] == "ivfpqr" and emb.info["store_size"] >= 100
+    assert emb.info["p_word_with_store"] > emb.info["p_word_without_store"]
