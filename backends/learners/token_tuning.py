@@ -178,7 +178,7 @@ class TokenTuningLearner(Learner):
             logprobs = torch.cat(lm.token_logprobs(seqs, slot))
             nll, count = -logprobs.sum(), len(logprobs)
             if before is None:  # the first step's forward pass is the loss before training
-                before = float(nll) / count
+                before = float(nll.detach()) / count
             if replay is not None:
                 chosen = rng.sample(
                     range(cfg.replay_pool), min(cfg.replay_per_step, cfg.replay_pool)
