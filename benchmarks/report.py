@@ -37,8 +37,10 @@ shots) over `n` items. Choices that shape the numbers:
   replay sentences per step, initialised at the centroid, both vectors put back at the
   LM's row length after every step). Older rows labelled TT-2 ran 2 steps without that.
 - CoLLEGe (`college`) is the shipped generator in `assets/college/` with the frozen LM as
-  a second reader (`backends/learners/lm_reader.py`; the model card says how). Rows whose
-  config has no `lm_reader_weight` are the generator alone, before the reader. Its
+  a second reader (`backends/learners/lm_reader.py`; the model card says how). Rows
+  named `college (generator only)` are the generator alone, before the reader; rows
+  named `college (reader v1)` are the reader before it also asked the LM outright (no
+  `from_blank` in their config). Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
