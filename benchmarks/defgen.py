@@ -205,7 +205,7 @@ def run_tournament(options: RunOptions) -> list[Result]:
         others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
         a, b = (
             Verdict(
-                row[number] - max(row[i] for i in others),
+                metrics.margin(row[number], [row[i] for i in others]),
                 metrics.degenerate(text, item.word if name == ORACLE else STAND_IN),
             )
             for name, text, row in zip(pair, texts, cosines)

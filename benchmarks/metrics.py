@@ -107,6 +107,12 @@ def identified(own: float, others: Sequence[float]) -> bool:
     return all(own > other for other in others)
 
 
+def margin(own: float, others: Sequence[float]) -> float:
+    """How far a definition's closeness to its own reference beats the closest other one
+    (> 0: identified); the tournament's judge compares two definitions by it."""
+    return own - max(others)
+
+
 def distractors(n_items: int, item: int, n: int, seed: int) -> list[int]:
     """`n` other item indices for `item`, drawn without replacement, seeded per item, so
     every learner and every run face the same line-up."""

@@ -61,7 +61,10 @@ class PoolJudge:
         cosines = (scorer.sentence_vectors(texts) @ references.T).tolist()  # [2, references]
         others = metrics.distractors(len(self.items), number, DISTRACTORS, self.seed)
         a, b = (
-            Verdict(row[number] - max(row[i] for i in others), metrics.degenerate(text, item.word))
+            Verdict(
+                metrics.margin(row[number], [row[i] for i in others]),
+                metrics.degenerate(text, item.word),
+            )
             for text, row in zip(texts, cosines, strict=True)
         )
         return judge(a, b, self.tie_margin)  # type: ignore[return-value]
