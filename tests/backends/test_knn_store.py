@@ -1,6 +1,8 @@
 """The kNN store behind the cache learner: which index a size gets, that a large store is
 built as configured, and that its approximate neighbours are sane on clustered vectors."""
 
+from dataclasses import replace
+
 import faiss
 import numpy as np
 import pytest
@@ -21,7 +23,9 @@ def clustered(n: int, dim: int = 64, seed: int = 0) -> np.ndarray:
     return (points @ basis + 0.05 * rng.standard_normal((n, dim))).astype(np.float32)
 
 
-SMALL = StoreConfig(large_from=2000, nlist=16, pq_m=8, refine_m=16, k_factor=4, nprobe=8)
+SMALL = StoreConfig(
+    large_from=2000, large_kind="ivfpqr", nlist=16, pq_m=8, refine_m=16, k_factor=4, nprobe=8
+)
 
 
 def test_size_picks_the_index_and_a_large_one_is_built_as_configured():
@@ -49,8 +53,54 @@ def test_the_large_store_finds_most_exact_neighbours_with_their_cosines():
     assert np.allclose(np.linalg.norm(keys, axis=1), 1)  # given away: normalised in place
 
 
-def test_the_cache_learner_uses_the_large_index_past_its_threshold(tiny_lm):
-    config = CacheConfig(store=StoreConfig(large_from=100, nlist=4, pq_m=4, refine_m=8))
-    emb = CacheLearner(config).learn(tiny_lm, "wug", EXAMPLES)
-    assert emb.info["index"] == "ivfpqr" and emb.info["store_size"] >= 100
+def test_the_cache_learner_uses_the_large_index_past_its_threshold(tiny_lm, tmp_path):
+    store = StoreConfig(large_from=100, nlist=4, pq_m=4, disk_nprobe=4, disk_dir=tmp_path)
+    emb = CacheLearner(CacheConfig(store=store)).learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.info["index"] == "ivfpq+disk" and emb.info["store_size"] >= 100
     assert emb.info["p_word_with_store"] > emb.info["p_word_without_store"]
+
+
+DISK = StoreConfig(kind="ivfpq+disk", nlist=16, pq_m=8, disk_nprobe=4, shortlist=64)
+
+
+def test_the_disk_store_orders_its_candidates_exactly_as_exact_search_would(tmp_path):
+    keys, queries = np.split(clustered(3050, seed=2), [3000])
+    store = KnnStore(keys, np.arange(3000), replace(DISK, disk_dir=tmp_path))
+    assert isinstance(store.index, faiss.IndexIVFPQFastScan) and store.index.nprobe == 4
+    sims, rows = store.search(queries, 10)  # values are the rows here
+    candidates = store.candidates(queries)  # [50, 64]: what the re-ranking saw
+    unit = keys / np.linalg.norm(keys, axis=1, keepdims=True)
+    q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    for query, found, cosines, seen in zip(q, rows, sims, candidates):
+        seen = seen[seen >= 0]
+        exact = unit[seen] @ query
+        assert list(found) == list(seen[np.argsort(-exact, kind="stable")[:10]])
+        assert cosines == pytest.approx(np.sort(exact)[::-1][:10], abs=1e-5)
+
+
+def test_the_disk_store_owns_a_file_of_its_keys_in_the_given_folder(tmp_path):
+    keys = clustered(3000, seed=3)
+    store = KnnStore(keys, np.arange(3000), replace(DISK, disk_dir=tmp_path))
+    (path,) = tmp_path.iterdir()
+    assert store.disk_path == path and path.name.startswith("knn-keys-")
+    assert store.disk_bytes_per_vector() == pytest.approx(4 * 64, rel=0.05)  # fp32 + header
+    assert store.bytes_per_vector() < 64  # RAM: 8 bytes of code, an id, the cells
+    assert np.allclose(np.linalg.norm(np.load(path), axis=1), 1)
+    store.close()
+    assert not path.exists()
+    with pytest.raises(RuntimeError, match="closed"):
+        store.search(keys[:1], 5)
+    half = KnnStore(keys, np.arange(3000), replace(DISK, disk_dir=tmp_path, disk_dtype="float16"))
+    assert np.load(half.disk_path).dtype == np.float16
+    del half  # collected: its file goes with it
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_small_stores_stay_exact_and_write_no_file(tmp_path):
+    config = StoreConfig(large_from=2000, disk_dir=tmp_path)
+    store = KnnStore(clustered(500), np.arange(500), config)
+    assert store.kind == "flat" and store.disk_path is None and store.disk_bytes_per_vector() == 0
+    assert list(tmp_path.iterdir()) == []
+    assert StoreConfig().large_kind == "ivfpq+disk"
+    with pytest.raises(ValueError, match="ivfpq\\+disk"):
+        KnnStore(clustered(10), np.arange(10), StoreConfig(kind="hnsw"))
