@@ -20,6 +20,7 @@ stores use an exact inner-product index. Large ones keep only compressed codes i
 
 from __future__ import annotations
 
+import mmap
 import os
 import tempfile
 import weakref
@@ -106,7 +107,7 @@ class KnnStore:
         if self.kind == "ivfpq+disk":
             self.disk_path = write_keys(keys, config)
             self._remove_file = weakref.finalize(self, remove_file, self.disk_path)
-            self.disk = np.load(self.disk_path, mmap_mode="r")
+            self.disk = map_keys(self.disk_path)
         self.index = self._build(keys, config)
 
     def _build(self, keys: np.ndarray, config: StoreConfig):
@@ -219,6 +220,21 @@ def write_keys(keys: np.ndarray, config: StoreConfig, chunk: int = 65_536) -> Pa
         path.unlink(missing_ok=True)
         raise
     return path
+
+
+def map_keys(path: Path) -> np.ndarray:
+    """The .npy file's [n, d] array, memory-mapped read-only and marked for random access:
+    a query reads a few hundred scattered rows, so the kernel's read-ahead (which np.load's
+    memmap leaves on) would fetch many pages for each one it needs."""
+    with open(path, "rb") as f:
+        fmt = np.lib.format
+        one = fmt.read_magic(f) == (1, 0)
+        shape, _, dtype = (fmt.read_array_header_1_0 if one else fmt.read_array_header_2_0)(f)
+        offset = f.tell()
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # outlives the handle
+    if hasattr(mapped, "madvise"):  # POSIX
+        mapped.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapped, dtype, int(np.prod(shape)), offset).reshape(shape)
 
 
 def remove_file(path: Path) -> None:
