@@ -56,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-cold", action="store_true", help="perf: skip the GGUF conversion")
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
     parser.add_argument("--knn-sizes", type=_ints, default=(10_000, 100_000))
+    parser.add_argument(
+        "--knn-only", action="store_true", help="perf: only the kNN store (and peak memory)"
+    )
     parser.add_argument("--vote-sizes", type=_ints, default=(10_000, 100_000))
     parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
     parser.add_argument(
@@ -86,6 +89,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         tie_margin=args.tie_margin,
         skip_cold=args.skip_cold,
         big=args.big,
+        knn_only=args.knn_only,
         knn_sizes=tuple(args.knn_sizes) + big,
         vote_sizes=tuple(args.vote_sizes) + big,
     )

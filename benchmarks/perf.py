@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -208,13 +209,74 @@ def recall(found: np.ndarray, exact: np.ndarray, k: int) -> float:
     return float(np.mean([len(set(a[:k]) & set(b[:k])) / k for a, b in zip(found, exact)]))
 
 
+def recall_with_ties(found: np.ndarray, keys: np.ndarray, unit: np.ndarray, tenth: np.ndarray):
+    """Mean share of the found top-10 whose exact cosine reaches the exact 10th one (less
+    1e-6): a key tied with an exact neighbour counts. The LM's states hold exact duplicates
+    (passages that open alike), and exact search itself breaks their ties arbitrarily."""
+    rows = np.clip(found[:, :10], 0, None)
+    cosines = np.einsum("qkd,qd->qk", keys[rows], unit)  # [q, 10]
+    return float(np.mean((cosines >= tenth[:, None] - 1e-6) & (found[:, :10] >= 0)))
+
+
+DISK_KINDS = {"ivfpq+disk": "float32", "ivfpq+disk fp16": "float16"}
+
+
+def touched_pages(store, unit: np.ndarray) -> float:
+    """Share of the store's file of keys (4 KiB pages) that the queries' candidates lie on."""
+    rows = store.candidates(unit).ravel()
+    rows = rows[rows >= 0]
+    size = store.disk_path.stat().st_size
+    row_bytes = store.disk.strides[0]
+    first = size - len(store) * row_bytes  # the .npy header
+    starts, ends = first + rows * row_bytes, first + (rows + 1) * row_bytes - 1
+    pages = np.unique(np.concatenate([starts // 4096, ends // 4096]))
+    return len(pages) / -(-size // 4096)
+
+
+def drop_from_page_cache(path) -> None:
+    """Evict the file's pages from the kernel's page cache (this file only; the store has
+    not read it yet, so none is mapped)."""
+    with open(path, "rb") as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def knn_kind(kind: str, keys: np.ndarray, unit: np.ndarray, exact, tenth, seed: int) -> dict:
+    """Build one store over `keys` (unit already: no copy) and time its batched search."""
+    from backends.knn_store import KnnStore, StoreConfig
+
+    disk = DISK_KINDS.get(kind)
+    settings = StoreConfig(kind="ivfpq+disk" if disk else kind, disk_dtype=disk or "float32")
+    build, store = timed(
+        KnnStore, keys, np.arange(len(keys)), replace(settings, seed=seed), copy=False
+    )
+    values: dict = {"build_s": build}
+    if disk:
+        drop_from_page_cache(store.disk_path)
+        values["query_ms_cold"] = 1000 * timed(store.search, unit, KNN_K)[0] / len(unit)
+        search = store.search  # cosines from the file: the whole query path
+    else:
+        search = store.index.search
+    seconds, (_, found) = timed(search, unit, KNN_K)
+    values |= {
+        "query_ms": 1000 * seconds / len(unit),
+        "bytes_per_vector": store.bytes_per_vector(),
+        "recall_at_10": recall(found, exact, 10),
+        "recall_at_k": recall(found, exact, KNN_K),
+        "recall_at_10_ties": recall_with_ties(found, keys, unit, tenth),
+    }
+    if disk:
+        values["disk_bytes_per_vector"] = store.disk_bytes_per_vector()
+        values["disk_touched"] = touched_pages(store, unit)
+    store.close()
+    return values
+
+
 def knn_store(
     pool: np.ndarray, queries: np.ndarray, sizes: tuple[int, ...], seed: int, source: str = ""
 ) -> list[Result]:
-    """Exact search vs IVF-PQ vs IVF-PQ-R (the store's choice when large) at each size."""
+    """Exact search vs IVF-PQ, IVF-PQ-R and IVF-PQ + disk re-ranking (the store's choice
+    when large, its file of keys in float32 and float16) at each size."""
     import faiss
-
-    from backends.knn_store import KnnStore, StoreConfig
 
     rows, dim = [], pool.shape[1]
     config = {"dim": dim, "k": KNN_K, "queries": len(queries), "vectors": source}
@@ -225,30 +287,21 @@ def knn_store(
         faiss.normalize_L2(unit)
         # Exact search is what IndexFlatIP does (one matrix product); timed without
         # building a second n x d copy of the keys.
-        seconds, (_, exact) = timed(faiss.knn, unit, keys, KNN_K, faiss.METRIC_INNER_PRODUCT)
+        seconds, (sims, exact) = timed(faiss.knn, unit, keys, KNN_K, faiss.METRIC_INNER_PRODUCT)
         measured = {"flat": {"query_ms": 1000 * seconds / len(unit), "bytes_per_vector": 4 * dim}}
-        for kind in ("ivfpq", "ivfpqr"):
-            settings = StoreConfig(kind=kind, seed=seed)  # keys are unit already: no copy
-            build, store = timed(KnnStore, keys, np.arange(n), settings, copy=False)
-            seconds, (_, found) = timed(store.index.search, unit, KNN_K)
-            measured[kind] = {
-                "build_s": build,
-                "query_ms": 1000 * seconds / len(unit),
-                "bytes_per_vector": store.bytes_per_vector(),
-                "recall_at_10": recall(found, exact, 10),
-                "recall_at_k": recall(found, exact, KNN_K),
-            }
-            del store
+        for kind in ("ivfpq", "ivfpqr", *DISK_KINDS):
+            measured[kind] = knn_kind(kind, keys, unit, exact, sims[:, 9], seed)
         del keys
         for kind, values in measured.items():
             values["queries_per_s"] = 1000 / values["query_ms"]
             rows.append(perf_row(kind, None, n, values, config, case="knn store"))
-        ratio = {
-            "query_speedup": measured["flat"]["query_ms"] / measured["ivfpqr"]["query_ms"],
-            "memory_ratio": measured["flat"]["bytes_per_vector"]
-            / measured["ivfpqr"]["bytes_per_vector"],
-        }
-        rows.append(perf_row("flat/ivfpqr", None, n, ratio, config, case="knn store ratios"))
+        for large in ("ivfpqr", "ivfpq+disk"):
+            ratio = {
+                "query_speedup": measured["flat"]["query_ms"] / measured[large]["query_ms"],
+                "memory_ratio": measured["flat"]["bytes_per_vector"]
+                / measured[large]["bytes_per_vector"],
+            }
+            rows.append(perf_row(f"flat/{large}", None, n, ratio, config, case="knn store ratios"))
         log.info("knn store at %d vectors measured", n)
     return rows
 
@@ -281,6 +334,12 @@ def ratings(sizes: tuple[int, ...], seed: int) -> list[Result]:
 
 def run_perf(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
+    if options.knn_only:
+        pool, queries, source = knn_sets(lm, options.knn_sizes, options.seed)
+        rows = knn_store(pool, queries, options.knn_sizes, options.seed, source)
+        return rows + [
+            perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory")
+        ]
     rows = model_load(options)
     rows += learner_latency(lm, options)
     rows += definition_batching(lm, options)

@@ -87,14 +87,26 @@ def test_perf_knn_and_ratings_at_toy_sizes():
     assert hidden_like(10, 8, 0).shape == (10, 8)
     pool = hidden_like(700, 16, 0)
     rows = knn_store(pool[:600], pool[600:], sizes=(1000,), seed=0)  # 400 tiled copies
-    flat, ivfpq, ivfpqr, ratio = (r.metrics for r in rows)
-    assert [r.learner for r in rows] == ["flat", "ivfpq", "ivfpqr", "flat/ivfpqr"]
+    flat, ivfpq, ivfpqr, disk, half, ratio, disk_ratio = (r.metrics for r in rows)
+    assert [r.learner for r in rows] == [
+        "flat",
+        "ivfpq",
+        "ivfpqr",
+        "ivfpq+disk",
+        "ivfpq+disk fp16",
+        "flat/ivfpqr",
+        "flat/ivfpq+disk",
+    ]
     assert rows[0].n == 1000 and 0 <= ivfpq["recall_at_10"] <= 1 and ivfpqr["recall_at_k"] <= 1
     # at width 16 the codes are no smaller than the vectors; the ratio is what it is
     assert ratio["memory_ratio"] == pytest.approx(
         flat["bytes_per_vector"] / ivfpqr["bytes_per_vector"]
     )
     assert ivfpqr["recall_at_10"] > 0.5 and flat["queries_per_s"] > 0
+    # 1000 keys, 512 candidates from 64 of 31 cells: the re-rank sees every key, so it is exact
+    assert disk["recall_at_10_ties"] == 1 and disk["disk_touched"] == 1
+    assert disk["disk_bytes_per_vector"] > 4 * 16 and half["disk_bytes_per_vector"] > 2 * 16
+    assert disk_ratio["memory_ratio"] > 0 and disk["query_ms_cold"] > 0
     votes = synthetic_votes(500, 0)
     assert len(votes) == 500 and all(a != b for a, b, _ in votes)
     assert np.isfinite(ratings((500,), 0)[0].metrics["leaderboard_s"])
