@@ -77,11 +77,21 @@ shots) over `n` items. Choices that shape the numbers:
   passages (`benchmarks/knn_vectors.py`): 109,000 computed keys, and 1,000 queries from
   later text; the 10^6 rows add perturbed copies of those keys (Gaussian noise of 0.5 x
   each coordinate's sd), an approximation of a million real states. k = 16; recall@10 and
-  @16 against exact search; `bytes_per_vector` is the serialised faiss index over its
-  size (exact: 4 x 640). IVF-PQ: sqrt(n) cells, 32 8-bit sub-quantisers, 32 cells probed;
-  IVF-PQ-R (the store's choice from 10^5 keys): the same plus an 80-byte PQ code of the
-  residual that re-ranks 8 x k candidates; both on the L2 distance of unit vectors. Runs
-  used `--threads 1` (torch and faiss) on 2 cores shared with other benchmark processes.
+  @16 against exact search; `recall_at_10_ties` also counts a found key whose exact
+  cosine ties the exact 10th (the states hold exact duplicates, whose order exact search
+  breaks arbitrarily); `bytes_per_vector` is the serialised faiss index (codes, ids,
+  cells) over its size, what RAM holds (exact: 4 x 640). IVF-PQ: sqrt(n) cells, 32 8-bit
+  sub-quantisers, 32 cells probed; IVF-PQ-R: the same plus an 80-byte PQ code of the
+  residual that re-ranks 8 x k candidates; both on the L2 distance of unit vectors.
+  IVF-PQ + disk (the store's choice from 10^5 keys): fast-scan IVF-PQ (64 4-bit
+  sub-quantisers, 32 bytes), 64 cells probed for 512 candidates, re-ranked by exact
+  cosine read from a memory-mapped file of the unit keys (`disk_bytes_per_vector`;
+  float32, or float16 in the `fp16` row); its `query_ms` is the whole search, cosines
+  included, with the file in the page cache (it was just written; `query_ms_cold`: its
+  pages dropped first with posix_fadvise, on a virtual disk the host may cache);
+  `disk_touched` is the share of the file's 4 KiB pages that the 1,000 queries'
+  candidates lie on. Runs used `--threads 1` (torch and faiss) on 2 cores shared with
+  other benchmark processes.
 - int8: greedy definitions (centroid learner, 3 examples, DEFAULT_DECODING) of the first
   n DefGen dev items with the fp32 and the int8 output layer, one item at a time, in one
   process; `matching` = word-for-word identical; the record lists the ones that differ.
