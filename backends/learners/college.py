@@ -227,11 +227,36 @@ class CollegeConfig:
     # DefGen dev (model card, "The LM as a second reader").
     lm_reader_weight: float = 1.0
     reader: ReaderConfig = ReaderConfig()
+    # Where the examples also go in front of the definition prompt ("CoLLEGe plus the
+    # examples in the prompt"): the LM then reads them in context as well as through the
+    # new vectors. "off": the vectors alone, as in the paper's DefGen; "lines": one
+    # example per line, the prompt on the next (the prompting baseline's layout);
+    # "paragraph": the examples run together as one paragraph, the prompt on the next
+    # line. Chosen on DefGen dev (model card, "Examples in the prompt").
+    examples_in_prompt: str = "paragraph"
     device: str = "cpu"
 
     def __post_init__(self):
         if not 0 <= self.lm_reader_weight <= 1:
             raise ValueError(f"lm_reader_weight={self.lm_reader_weight}: choose 0..1")
+        if self.examples_in_prompt not in PROMPT_LAYOUTS:
+            raise ValueError(
+                f"examples_in_prompt={self.examples_in_prompt!r}: choose one of "
+                + ", ".join(PROMPT_LAYOUTS)
+            )
+
+
+# How the examples are joined in front of the definition prompt, and what ends them.
+PROMPT_LAYOUTS = {"off": None, "lines": ("\n", "\n"), "paragraph": (" ", "\n")}
+
+
+def examples_prefix(examples: list[Example], layout: str) -> str:
+    """The text put before the definition prompt: "" when `layout` is "off"."""
+    joints = PROMPT_LAYOUTS[layout]
+    if joints is None:
+        return ""
+    between, end = joints
+    return between.join(e.text.strip() for e in examples) + end
 
 
 class CollegeLearner(Learner):
@@ -283,10 +308,13 @@ class CollegeLearner(Learner):
             vin, vout = self.generator.fix_lengths(
                 w * guess + (1 - w) * vin, w * guess + (1 - w) * vout
             )
+        prefix = examples_prefix(examples, self.config.examples_in_prompt)
         info = {
             "norm_in": float(vin.norm()),
             "norm_out": float(vout.norm()),
             "k": len(examples),
             "lm_reader": guess is not None,
         }
-        return NonceEmbedding(self.name, word, vin.to(lm.device), vout.to(lm.device), info=info)
+        return NonceEmbedding(
+            self.name, word, vin.to(lm.device), vout.to(lm.device), prompt_prefix=prefix, info=info
+        )

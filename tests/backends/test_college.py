@@ -10,10 +10,12 @@ import torch
 from backends.inputs import Example
 from backends.learners.college import (
     DEFAULT_PATH,
+    CollegeConfig,
     CollegeGenerator,
     CollegeLearner,
     ConceptState,
     GeneratorConfig,
+    examples_prefix,
 )
 from training.college_losses import regression_loss
 
@@ -148,6 +150,18 @@ def test_training_step_lowers_loss(tiny):
         assert float(loss()) < before
 
 
+def test_examples_prefix_layouts():
+    examples = [Example("A wug sang. "), Example("Two wugs flew.")]
+    assert examples_prefix(examples, "off") == ""
+    assert examples_prefix(examples, "lines") == "A wug sang.\nTwo wugs flew.\n"
+    assert examples_prefix(examples, "paragraph") == "A wug sang. Two wugs flew.\n"
+
+
+def test_unknown_prompt_layout_is_refused():
+    with pytest.raises(ValueError, match="examples_in_prompt='columns'"):
+        CollegeConfig(examples_in_prompt="columns")
+
+
 def test_missing_asset_names_the_training_command(tmp_path):
     with pytest.raises(RuntimeError, match="python -m training.college"):
         CollegeLearner.from_pretrained(tmp_path / "nothing-here")
@@ -168,3 +182,5 @@ def test_shipped_generator_learns_wug():
     # the shipped generator writes both vectors at the length of Gemma's rows
     assert float(embedding.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
+    # the examples also go in front of the definition prompt, one paragraph
+    assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
