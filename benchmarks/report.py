@@ -40,7 +40,9 @@ shots) over `n` items. Choices that shape the numbers:
   a second reader (`backends/learners/lm_reader.py`; the model card says how). Rows
   named `college (generator only)` are the generator alone, before the reader; rows
   named `college (reader v1)` are the reader before it also asked the LM outright (no
-  `from_blank` in their config). Its
+  `from_blank` in their config); rows named `college (vectors only)` are the reader's
+  second version with the examples not yet in front of the definition prompt (no
+  `examples_in_prompt` in their config: the vectors, so Chimera and Nonce, are the same). Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after

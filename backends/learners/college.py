@@ -9,6 +9,10 @@ output norms match the LM's mean embedding norms: the LM then reads the new row 
 word from the first step. Training (episodes, buffer, negatives, distillation) lives
 in `training.college`.
 
+The learner here goes two steps past the paper (model card, assets/college/…/README.md):
+the frozen LM re-reads the examples with the generator's candidate words in place
+(`lm_reader.py`), and the examples also go in front of the definition prompt.
+
 >>> learner = CollegeLearner.from_pretrained("assets/college/minilm-l6__gemma-3-270m")
 >>> embedding = learner.learn(lm, "wug", [Example("A wug sang on the fence.")])
 """
