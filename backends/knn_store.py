@@ -26,13 +26,13 @@ import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import faiss
 import numpy as np
 
 IndexKind = Literal["auto", "flat", "ivfpq", "ivfpqr", "ivfpq+disk"]
-KINDS = ("auto", "flat", "ivfpq", "ivfpqr", "ivfpq+disk")
+KINDS: tuple[str, ...] = get_args(IndexKind)
 # Queries whose candidates are gathered at once: 8 x 512 x 640 fp32 = 10 MB stays in cache
 # (64 at a time took twice as long; the re-rank is bound by reading the rows).
 RERANK_BATCH = 8

@@ -334,18 +334,15 @@ def ratings(sizes: tuple[int, ...], seed: int) -> list[Result]:
 
 def run_perf(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
-    if options.knn_only:
-        pool, queries, source = knn_sets(lm, options.knn_sizes, options.seed)
-        rows = knn_store(pool, queries, options.knn_sizes, options.seed, source)
-        return rows + [
-            perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory")
-        ]
-    rows = model_load(options)
-    rows += learner_latency(lm, options)
-    rows += definition_batching(lm, options)
-    rows += decode_floor(lm)
+    rows = []
+    if not options.knn_only:
+        rows += model_load(options)
+        rows += learner_latency(lm, options)
+        rows += definition_batching(lm, options)
+        rows += decode_floor(lm)
     pool, queries, source = knn_sets(lm, options.knn_sizes, options.seed)
     rows += knn_store(pool, queries, options.knn_sizes, options.seed, source)
-    rows += ratings(options.vote_sizes, options.seed)
+    if not options.knn_only:
+        rows += ratings(options.vote_sizes, options.seed)
     rows.append(perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory"))
     return rows
