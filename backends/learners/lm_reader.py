@@ -22,18 +22,38 @@ pooled over the examples, add candidates and (at half weight) a score term. On
 Definitional Nonce (every sentence starts with the word) it took the first 50 items' MRR
 from 0.072 to about 0.16, and DefGen dev one-shot identification from 0.20 to 0.47-0.53
 (first 15 items; model card, "Asked outright").
+A causal LM's slot distribution also carries its prior: frequent words ("was", "had",
+"made", "in") top it whatever the sentence says, and summing k examples' log-probabilities
+counts that prior k times. Bayes with a flat prior over the new word would divide each
+example's p(w | context) by p(w) (pointwise mutual information; for the blank prompt,
+Holtzman et al. 2021's domain-conditional PMI: the same prompt with no sentence). Half
+of that (`prior_weight`) brought content words to the top on DefGen dev verbs and
+adjectives ("The rain water ___ into this big vat": had -> draining) and left nouns as
+they were; all of it promotes rare junk tokens (model card, "Against the prior"). Words
+of a closed class (articles, pronouns, prepositions, auxiliaries) are never candidates:
+a language coins nouns, verbs and adjectives, not new prepositions.
+
+The slot is often inflected ("The noise ___ out her speech": drowned); the new word
+is a lexeme, defined in its base form. So each candidate's row is its WordNet base
+form's where that is one whole-word token (`base_forms`): draining -> drain.
+
 If no example uses the word the reader says nothing, and the generator alone is used.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.nonce_lm import NonceLM, word_pattern
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,6 +75,12 @@ class ReaderConfig:
     from_blank: int = 16
     # Weight of that prompt's log-probability in the candidates' scores (0: it only proposes).
     blank_weight: float = 0.5
+    # Share of the LM's prior p(w) taken out of each example's log p(w | context): 0 is
+    # the plain product of experts, 1 the full pointwise mutual information.
+    prior_weight: float = 0.5
+    # Read each candidate as its base form's row (drained -> drain) where WordNet and the
+    # vocabulary have one.
+    base_forms: bool = True
 
 
 # Worked examples for the fill-in-the-blank prompt: everyday words, none of them an
@@ -74,16 +100,101 @@ def blank_prompt(sentence: str) -> str:
     return f"{shots}Sentence: {sentence}\nMissing word:"
 
 
+# English's closed classes: determiners, pronouns, prepositions, conjunctions, auxiliary
+# and modal verbs, and a few function adverbs. A made-up word is never one of them.
+CLOSED_CLASS = frozenset(
+    """a an the this that these those some any each every no all both either neither
+    another such what which whose whom who whoever whatever whichever my your his her its
+    our their mine yours hers ours theirs me him us them it he she they we you i myself
+    yourself himself herself itself ourselves themselves one ones of in on at by for with
+    from to into onto upon about above below over under between among through during
+    before after since until till against toward towards across along around behind
+    beyond within without via per than as like unlike despite and or but nor so yet if
+    unless because although though while whereas whether when where why how then there
+    here be is am are was were been being have has had having do does did done doing will
+    would shall should can could may might must ought not also just only very too quite
+    rather more most less least much many few several""".split()
+)
+
+# Left contexts with nothing to say about the next word but that one comes: the LM's
+# mean next-token distribution after them is its prior over words in a sentence.
+NEUTRAL_CONTEXTS = (
+    "The", "A", "She saw the", "He was", "They", "I have a", "It is very", "We",
+    "There is a", "My", "This is the", "You can", "He", "She will", "The old",
+    "They were", "It was a", "I", "We need to", "The first", "His", "Her", "Our",
+    "After the", "It looks", "The man", "Some", "She", "They all", "That was",
+)  # fmt: skip
+
+
 def word_tokens(lm: NonceLM) -> torch.Tensor:
-    """[V] bool: tokens that are a whole word on their own ('▁mind', '▁Mind'), not
-    punctuation, digits, pieces of words or special tokens."""
+    """[V] bool: tokens that are a whole open-class word on their own ('▁mind', '▁Mind'),
+    not punctuation, digits, pieces of words, special tokens or closed-class words."""
 
     def compute() -> torch.Tensor:
         pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
-        keep = [p.startswith("▁") and p[1:].isalpha() and len(p) > 2 for p in pieces]
+        keep = [
+            p.startswith("▁")
+            and p[1:].isalpha()
+            and len(p) > 2
+            and p[1:].lower() not in CLOSED_CLASS
+            for p in pieces
+        ]
         return torch.tensor(keep, device=lm.device)
 
     return lm.memo("word_tokens", compute)
+
+
+@torch.no_grad()
+def slot_prior(lm: NonceLM) -> torch.Tensor:
+    """[V] log p(w): the LM's next-token distribution averaged over neutral contexts."""
+
+    def compute() -> torch.Tensor:
+        prefixes = [lm.encode(text) for text in NEUTRAL_CONTEXTS]
+        return torch.logsumexp(slot_logprobs(lm, prefixes), 0) - math.log(len(prefixes))
+
+    return lm.memo("slot_prior", compute)
+
+
+@torch.no_grad()
+def blank_prior(lm: NonceLM) -> torch.Tensor:
+    """[V] the fill-in-the-blank prompt's answer with no sentence around the blank."""
+    return lm.memo("blank_prior", lambda: slot_logprobs(lm, [lm.encode(blank_prompt("___."))])[0])
+
+
+@lru_cache(maxsize=1)
+def _lemmatizer():
+    """WordNet's lemmatizer, or None (said once) where the WordNet files are absent."""
+    from backends.lexicon import lemmatize, wordnet
+
+    try:
+        wordnet()
+    except (RuntimeError, LookupError, OSError) as error:
+        log.warning("the LM reader's candidates are read as they are, not at base forms: %s", error)
+        return None
+    return lemmatize
+
+
+def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
+    """Each token id as its WordNet base form's whole-word token (▁drained -> ▁drain);
+    the id itself where the token is a base form already, WordNet does not know it, or
+    the base form is not one token. Unchanged, with a log line, without WordNet."""
+    lemmatize = _lemmatizer()
+    if lemmatize is None:
+        return ids
+
+    def vocabulary() -> dict[str, int]:
+        pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
+        return {p: i for i, p in enumerate(pieces) if p.startswith("▁")}
+
+    vocab, known = lm.memo("piece_ids", vocabulary), lm.memo("base_form_ids", dict)
+    out = []
+    for i in ids:
+        if i not in known:
+            form = lm.tokenizer.convert_ids_to_tokens(i)[1:]
+            base = lemmatize(form)
+            known[i] = i if base == form.lower() else vocab.get("▁" + base, i)
+        out.append(known[i])
+    return out
 
 
 def split_at_word(lm: NonceLM, word: str, examples: list[Example]) -> list[tuple]:
@@ -139,12 +250,16 @@ def soft_guess(
     candidates = []
     if prefixes:
         left = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
+        if config.prior_weight:  # each example's evidence over the LM's prior
+            left = left - config.prior_weight * len(prefixes) * slot_prior(lm)
         candidates += (
             left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
         )
     blank = None
     if parts and config.from_blank:
         blank = blank_logprobs(lm, word, examples)
+        if config.prior_weight:
+            blank = blank - config.prior_weight * len(parts) * blank_prior(lm)
         candidates += (
             blank.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
         )
@@ -160,6 +275,8 @@ def soft_guess(
     if config.right_tokens > 0:
         scores = scores + right_scores(lm, parts, index, config)
     weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
+    if config.base_forms:
+        index = torch.tensor(base_form_ids(lm, candidates), device=lm.device)
     return weights @ lm.input_matrix[index].float()
 
 

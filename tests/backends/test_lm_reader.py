@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
+from backends import lexicon
 from backends.inputs import Example
 from backends.learners.lm_reader import (
     BLANK_SHOTS,
+    CLOSED_CLASS,
     ReaderConfig,
+    base_form_ids,
     blank_logprobs,
+    blank_prior,
     blank_prompt,
     left_contexts,
     nearest_words,
     slot_logprobs,
+    slot_prior,
     soft_guess,
     word_tokens,
+)
+
+needs_wordnet = pytest.mark.skipif(
+    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
 )
 
 
@@ -23,8 +35,11 @@ def test_word_tokens_are_whole_words_only(tiny_lm):
     mask = word_tokens(tiny_lm)
     pieces = tiny_lm.tokenizer.convert_ids_to_tokens(list(range(tiny_lm.vocab_size)))
     kept = {p for p, keep in zip(pieces, mask.tolist()) if keep}
-    assert "▁bird" in kept and "▁the" in kept
+    assert {"▁bird", "▁sang", "▁small"} <= kept
     assert not kept & {"<pad>", "<eos>", ".", "▁.", ",", "▁a"}  # specials, punctuation, 1 letter
+    # closed-class words are never a new word's reading
+    assert not kept & {"▁the", "▁was", "▁of", "▁this", "▁from"}
+    assert {"the", "was", "of", "could", "themselves"} <= CLOSED_CLASS
 
 
 def test_left_contexts_skip_examples_without_one(tiny_lm):
@@ -44,7 +59,8 @@ def test_proposed_words_are_read_where_the_slot_has_nothing(tiny_lm):
 
 def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
-    config = ReaderConfig(temperature=0.7, from_slot=5, right_tokens=0, from_blank=0)
+    plain = dict(right_tokens=0, from_blank=0, prior_weight=0.0, base_forms=False)
+    config = ReaderConfig(temperature=0.7, from_slot=5, **plain)
     guess = soft_guess(tiny_lm, "wug", examples, config)
     pooled = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
     pooled[~word_tokens(tiny_lm)] = float("-inf")
@@ -52,9 +68,29 @@ def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(guess, expected, atol=1e-6)
     # a sharp temperature gives the single most expected word's row
-    sharp_config = ReaderConfig(1e-4, 5, 0, right_tokens=0, from_blank=0)
+    sharp_config = ReaderConfig(1e-4, 5, 0, **plain)
     sharp = soft_guess(tiny_lm, "wug", examples, sharp_config)
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
+
+
+def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
+    examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
+    prior = slot_prior(tiny_lm)
+    # a distribution: the mean of the neutral contexts' next-token distributions
+    assert torch.logsumexp(prior, 0).item() == pytest.approx(0.0, abs=1e-4)
+    plain = dict(right_tokens=0, from_blank=0, base_forms=False)
+    guess = soft_guess(tiny_lm, "wug", examples, ReaderConfig(0.7, 5, prior_weight=0.5, **plain))
+    scores = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
+    scores = scores - 0.5 * len(examples) * prior  # k examples, k priors
+    scores[~word_tokens(tiny_lm)] = float("-inf")
+    top = scores.topk(5)
+    expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
+    assert torch.allclose(guess, expected, atol=1e-5)
+
+
+def test_the_blank_prior_is_the_prompt_with_no_sentence(tiny_lm):
+    expected = slot_logprobs(tiny_lm, [tiny_lm.encode(blank_prompt("___."))])[0]
+    assert torch.allclose(blank_prior(tiny_lm), expected)
 
 
 def test_right_scores_are_the_log_probability_of_what_follows(tiny_lm):
@@ -100,6 +136,35 @@ def test_the_blank_prompt_proposes_words_when_the_word_starts_its_sentence(tiny_
     assert soft_guess(tiny_lm, "wug", examples, ReaderConfig(from_blank=0)) is None
     guess = soft_guess(tiny_lm, "wug", examples, ReaderConfig(from_blank=4, blank_weight=1.0))
     assert guess is not None and torch.isfinite(guess).all() and guess.shape == (tiny_lm.dim,)
+
+
+@pytest.mark.integration
+@needs_wordnet
+def test_candidates_are_read_at_their_base_forms(real_lm):
+    ids = [real_lm.encode(" " + w, bos=False)[0] for w in ("drained", "trembled", "mind")]
+    bases = [real_lm.encode(" " + w, bos=False)[0] for w in ("drain", "tremble", "mind")]
+    assert base_form_ids(real_lm, ids) == bases
+    # a word that is a base form of its own (a noun) keeps its row
+    building = real_lm.encode(" building", bos=False)
+    assert base_form_ids(real_lm, building) == building
+
+
+@pytest.mark.integration
+def test_the_real_lm_reads_past_frequent_words_in_a_verb_slot(real_lm):
+    from backends.neighbours import vocabulary_index
+
+    # a DefGen dev verb (drain): the plain product of experts reads a light verb
+    examples = [
+        Example("The rain water dax into this big vat"),
+        Example("The exercise class dax me of energy"),
+        Example("We dax the oil tank"),
+    ]
+    index = vocabulary_index(real_lm, "input")
+    config = ReaderConfig(temperature=1e-3)  # the single best reading
+    plain = soft_guess(real_lm, "dax", examples, replace(config, prior_weight=0.0))
+    read = soft_guess(real_lm, "dax", examples, config)
+    assert index.search(plain, 1)[0][0].token.strip() in {"get", "got", "had", "used"}
+    assert index.search(read, 1)[0][0].token.strip() == "drain"
 
 
 @pytest.mark.integration

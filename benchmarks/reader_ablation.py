@@ -1,0 +1,112 @@
+"""DefGen on a range of items for versions of the college learner's LM reader, side by side.
+
+The DefGen CLI runs the first N items with each learner as shipped; choosing the reader's
+settings needs any range of items (DefGen dev holds nouns 0-79, verbs 80-139, adjectives
+140-199) and several settings of one learner in the same batched generation. Scores are
+DefGen's own (`benchmarks.defgen.score_samples`): identification among up to 30 of the
+run's items, BERTScore, degenerate rate.
+
+    python -m benchmarks.reader_ablation --items 80:140 --shots 1,3 \\
+        --variants plain,shipped,oracle --json /tmp/verbs.json
+
+Variants: `shipped` (ReaderConfig()), `plain` (the product of experts as before the
+prior, candidates as read), `prior` (the prior only), `base` (base forms only), `oracle`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from dataclasses import asdict, replace
+
+from backends.learners.lm_reader import ReaderConfig
+
+VARIANTS = {
+    "shipped": ReaderConfig(),
+    "plain": ReaderConfig(prior_weight=0.0, base_forms=False),
+    "prior": ReaderConfig(base_forms=False),
+    "base": ReaderConfig(prior_weight=0.0),
+}
+
+
+def parse_items(text: str) -> list[int]:
+    """'80:140,150:160' -> [80, ..., 139, 150, ..., 159]."""
+    items = []
+    for part in text.split(","):
+        lo, hi = (int(x) for x in part.split(":"))
+        items.extend(range(lo, hi))
+    return items
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=None, help="DefGen file (default: the dev set)")
+    parser.add_argument("--items", required=True, help="ranges LO:HI, comma-separated")
+    parser.add_argument("--shots", default="1,3")
+    parser.add_argument("--variants", default="plain,shipped,oracle")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", default=None, help="write the samples and scores here")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from backends.definitions import define, define_known
+    from backends.learners import load_learner
+    from backends.learners.college import CollegeConfig
+    from backends.pipeline import load_lm
+    from benchmarks import data
+    from benchmarks.bertscore import BertScoreConfig, BertScorer
+    from benchmarks.defgen import Sample, score_samples
+    from benchmarks.runs import STAND_IN, examples_for
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS and n != "oracle"]
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}: choose from {[*VARIANTS, 'oracle']}")
+    lm = load_lm("gemma-3-270m", "cpu")
+    items = data.load_defgen(args.data or data.SETS_DIR / "defgen.dev.jsonl")
+    learners = {
+        n: load_learner("college", CollegeConfig(reader=VARIANTS[n]))
+        for n in names
+        if n != "oracle"
+    }
+    samples, start = [], time.time()
+    for i in parse_items(args.items):
+        item = items[i]
+        for k in (int(s) for s in args.shots.split(",")):
+            examples = examples_for(item.examples[:k])
+            found = define(
+                lm,
+                [
+                    replace(learner.learn(lm, STAND_IN, examples), learner=n)
+                    for n, learner in learners.items()
+                ],
+            )
+            if "oracle" in names:
+                found += define_known(lm, [item.word])
+            samples += [Sample(i, item.word, k, d.learner, d.text, item.definition) for d in found]
+        print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
+
+    score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
+    groups = defaultdict(list)
+    for s in samples:
+        groups[s.learner, s.shots].append(s)
+    summary = {}
+    for (name, k), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0])):
+        means = {m: sum(s.scores[m] for s in group) / len(group) for m in group[0].scores}
+        summary[f"{name} k={k}"] = {"n": len(group), **means}
+        print(
+            f"{name:8s} k={k} n={len(group)} " + " ".join(f"{m}={v:.3f}" for m, v in means.items())
+        )
+    if args.json:
+        record = {"args": vars(args), "summary": summary, "samples": [asdict(s) for s in samples]}
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main()
