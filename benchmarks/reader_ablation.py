@@ -11,6 +11,7 @@ run's items, BERTScore, degenerate rate.
 
 Variants: `shipped` (ReaderConfig()), `plain` (the product of experts as before the
 prior, candidates as read), `prior` (the prior only), `base` (base forms only), `oracle`.
+Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
 from __future__ import annotations

@@ -42,7 +42,10 @@ shots) over `n` items. Choices that shape the numbers:
   named `college (reader v1)` are the reader before it also asked the LM outright (no
   `from_blank` in their config); rows named `college (vectors only)` are the reader's
   second version with the examples not yet in front of the definition prompt (no
-  `examples_in_prompt` in their config: the vectors, so Chimera and Nonce, are the same). Its
+  `examples_in_prompt` in their config: the vectors, so Chimera and Nonce, are the same);
+  rows named `college (reader v2)` are the reader before it took half the LM's prior out
+  of each example's evidence and read its candidates at their base forms (no
+  `prior_weight` in their config's `reader`). Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
