@@ -182,17 +182,14 @@ def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
     if lemmatize is None:
         return ids
 
-    def vocabulary() -> dict[str, int]:
-        pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
-        return {p: i for i, p in enumerate(pieces) if p.startswith("▁")}
-
-    vocab, known = lm.memo("piece_ids", vocabulary), lm.memo("base_form_ids", dict)
+    tokenizer, known = lm.tokenizer, lm.memo("base_form_ids", dict)
     out = []
     for i in ids:
         if i not in known:
-            form = lm.tokenizer.convert_ids_to_tokens(i)[1:]
+            form = tokenizer.convert_ids_to_tokens(i)[1:]
             base = lemmatize(form)
-            known[i] = i if base == form.lower() else vocab.get("▁" + base, i)
+            j = tokenizer.convert_tokens_to_ids("▁" + base)  # the unknown id if not one token
+            known[i] = i if base == form.lower() or j == tokenizer.unk_token_id else j
         out.append(known[i])
     return out
 
