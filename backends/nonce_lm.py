@@ -68,42 +68,18 @@ class NonceLM:
         self.head_int8 = None  # see use_int8_head
         self._memo: dict = {}
 
-    def use_int8_head(self, outliers: int = 64) -> None:
-        """Read the [V, d] output layer as int8 wherever no gradient is needed: a greedy
-        token reads it once, and at fp32 it is over half of each token's bytes. Gradients
-        (token tuning) keep fp32.
-
-        fbgemm's dynamic quantisation gives the weights a scale per row but the input one
-        scale for all its coordinates, and a few coordinates of Gemma's final states are
-        ~50x the rest; with them in, the rest round to a handful of levels. As in LLM.int8
-        (Dettmers et al. 2022), those `outliers` coordinates (largest mean |h| on fixed
-        sentences) go through an fp32 slice [V, outliers] of the layer instead."""
+    def use_int8_head(self, outliers: int = 16, shortlist: int = 64) -> None:
+        """Choose each generated token from an int8 reading of the [V, d] output layer,
+        re-scored in fp32 on a shortlist (backends/int8_head.py). Only generation uses it:
+        scoring (the LM reader, token tuning, the Cloze task) reads the fp32 layer."""
         if self.device.type != "cpu":
             raise RuntimeError("the int8 output layer is a CPU kernel; leave it off on CUDA")
+        from backends.int8_head import Int8Head
+
         with torch.no_grad():
             ids, mask = self.pad([self.encode(t) for t in _PROBE_TEXTS], left=False)
             states = self.hidden(ids, mask, None).last_hidden_state[mask.bool()]  # [N, d]
-            dims = states.abs().mean(0).topk(outliers).indices.sort().values  # [outliers]
-            weight = self.head.weight.detach().float()
-            rest = torch.nn.Linear(self.dim, self.vocab_size, bias=False)
-            rest.weight = torch.nn.Parameter(weight.index_fill(1, dims, 0.0), requires_grad=False)
-            # Per-channel: one scale per vocabulary row (the default is one for the matrix).
-            per_row = {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}
-            quantised = torch.ao.quantization.quantize_dynamic(
-                torch.nn.Sequential(rest), per_row, dtype=torch.qint8, inplace=True
-            )[0]
-        self.head_int8 = (quantised, dims, weight[:, dims].contiguous())  # [V, outliers]
-
-    def _int8_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """[..., d] -> [..., V] through the int8 layer, row by row: fbgemm scales a whole
-        input by one number, so a batched call would make a row's logits depend on the
-        rows beside it."""
-        quantised, dims, outlier_cols = self.head_int8
-        rows = hidden.reshape(-1, self.dim).float()
-        big = rows[:, dims]  # [N, outliers]
-        small = rows.index_fill(1, dims, 0.0)
-        logits = torch.cat([quantised(r) for r in small.split(1)]) + big @ outlier_cols.T
-        return logits.reshape(*hidden.shape[:-1], -1).to(hidden.dtype)
+        self.head_int8 = Int8Head.build(self.head.weight, states, outliers, shortlist)
 
     def memo(self, key, compute: Callable[[], object]):
         """A constant derived from this (frozen) LM, computed once: row norms, replay states."""
@@ -178,10 +154,15 @@ class NonceLM:
         rows = slot.inputs[(ids - self.vocab_size).clamp(min=0)] * self.embed_scale
         return torch.where(is_nonce[..., None], rows.to(base.dtype), base)
 
-    def logits(self, hidden: torch.Tensor, slot: NonceSlot | None) -> torch.Tensor:
-        """[..., d] final hidden states -> [..., V + n] logits (one extra column per nonce)."""
-        if self.head_int8 is not None and not torch.is_grad_enabled():
-            logits = self._int8_logits(hidden)
+    def logits(
+        self, hidden: torch.Tensor, slot: NonceSlot | None, choosing: bool = False
+    ) -> torch.Tensor:
+        """[..., d] final hidden states -> [..., V + n] logits (one extra column per nonce).
+
+        `choosing`: only the next token's choice needs them (generation), so the int8
+        head may draw up the candidates, when it is on."""
+        if choosing and self.head_int8 is not None and not torch.is_grad_enabled():
+            logits = self.head_int8(hidden)
         else:
             logits = self.head(hidden)
         if slot is not None:
@@ -335,7 +316,7 @@ class NonceLM:
 
     def _next_logprobs(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
         """Next-token log-probabilities per live row: its own nonce column only, then its hook."""
-        logits = self.logits(hidden, slot).float()  # [L, V + n]
+        logits = self.logits(hidden, slot, choosing=True).float()  # [L, V + n]
         if nonce_of_row is not None:
             logits = torch.stack(
                 [self.own_nonce_only(logits[i], nonce_of_row[row]) for i, row in enumerate(live)]

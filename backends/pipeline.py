@@ -36,7 +36,11 @@ def _load_lm(name: str, device: str) -> NonceLM:
     model, tokenizer = load_causal_lm(name, device)
     lm = NonceLM(model, tokenizer, name)
     if load_settings().int8_head and device == "cpu":
-        lm.use_int8_head()
+        try:
+            lm.use_int8_head()
+        except (RuntimeError, AttributeError, NotImplementedError) as err:
+            # fbgemm's int8 kernels are missing from some torch builds: decode in fp32.
+            log.warning("int8 output layer unavailable (%s); decoding with the fp32 layer", err)
     return lm
 
 

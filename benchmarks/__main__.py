@@ -57,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
     parser.add_argument("--knn-sizes", type=_ints, default=(10_000, 100_000))
     parser.add_argument(
+        "--decode-only",
+        action="store_true",
+        help="perf: only definitions and decoding, with the fp32 and the int8 output layer",
+    )
+    parser.add_argument(
         "--knn-only", action="store_true", help="perf: only the kNN store (and peak memory)"
     )
     parser.add_argument("--vote-sizes", type=_ints, default=(10_000, 100_000))
@@ -90,6 +95,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         skip_cold=args.skip_cold,
         big=args.big,
         knn_only=args.knn_only,
+        decode_only=args.decode_only,
         knn_sizes=tuple(args.knn_sizes) + big,
         vote_sizes=tuple(args.vote_sizes) + big,
     )

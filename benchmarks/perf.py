@@ -98,25 +98,76 @@ def latency_ratios(rows: list[Result], slow: str, fast: str) -> list[Result]:
     ]
 
 
+def output_layers(lm) -> list[tuple[str, object]]:
+    """The output layers to decode with, side by side: fp32, and on the CPU the int8
+    shortlist (backends/int8_head.py), built once and reused."""
+    if lm.device.type != "cpu":
+        return [("fp32", None)]
+    own = lm.head_int8
+    if own is None:
+        lm.use_int8_head()
+        lm.head_int8, own = None, lm.head_int8
+    return [("fp32", None), ("int8", own)]
+
+
+@contextmanager
+def decoding_with(lm, layer):
+    """Generate through `layer` (None: fp32), then give the LM back its own."""
+    before, lm.head_int8 = lm.head_int8, layer
+    try:
+        yield
+    finally:
+        lm.head_int8 = before
+
+
 def definition_batching(lm, options: RunOptions) -> list[Result]:
+    """All learners' definitions in one batched generation vs each learner's alone, with
+    each output layer: the batch's cost over one learner's is the number to keep near 1."""
     examples = [Example(s) for s in SENTENCES[:3]]
     embeddings = learn_each(lm, options.learners, STAND_IN, examples, options)
-    batched, _ = timed(define, lm, embeddings, PERF_NEW_TOKENS)
-    serial, _ = timed(lambda: [define(lm, [e], PERF_NEW_TOKENS) for e in embeddings])
-    label, n = "all", len(embeddings)
-    config = {"max_new_tokens": PERF_NEW_TOKENS}
-    return [
-        perf_row(label, 3, n, {"seconds": batched}, config, case="define, one batch"),
-        perf_row(label, 3, n, {"seconds": serial}, config, case="define, one by one"),
-        perf_row(
-            label,
-            3,
-            n,
-            {"ratio": serial / batched},
-            config,
-            case="define speed-up (serial/batched)",
-        ),
-    ]
+    n, rows, texts = len(embeddings), [], {}
+    for head, layer in output_layers(lm):
+        with decoding_with(lm, layer):
+            define(lm, embeddings[:1], 2)  # warm-up
+            batched, out = timed(define, lm, embeddings, PERF_NEW_TOKENS)
+            alone = [timed(define, lm, [e], PERF_NEW_TOKENS)[0] for e in embeddings]
+        texts[head] = [d.text for d in out]
+        label, config = f"all ({head} head)", {"max_new_tokens": PERF_NEW_TOKENS, "head": head}
+        one = sum(alone) / n
+        rows += [
+            perf_row(label, 3, n, {"seconds": batched}, config, case="define, one batch"),
+            perf_row(label, 3, n, {"seconds": sum(alone)}, config, case="define, one by one"),
+            perf_row(label, 3, 1, {"seconds": one}, config, case="define, one learner (mean)"),
+            perf_row(
+                label,
+                3,
+                n,
+                {"ratio": sum(alone) / batched},
+                config,
+                case="define speed-up (serial/batched)",
+            ),
+            perf_row(
+                label,
+                3,
+                n,
+                {"ratio": batched / one},
+                config,
+                case="define, batch of all / one learner",
+            ),
+        ]
+    if "int8" in texts:
+        same = sum(a == b for a, b in zip(texts["fp32"], texts["int8"])) / n
+        rows.append(
+            perf_row(
+                "int8/fp32",
+                3,
+                n,
+                {"matching": same},
+                {"definitions": texts},
+                case="define, batched definitions word for word",
+            )
+        )
+    return rows
 
 
 def copy_bandwidth(megabytes: int = 512, repeats: int = 3) -> float:
@@ -128,30 +179,59 @@ def copy_bandwidth(megabytes: int = 512, repeats: int = 3) -> float:
     return 2 * src.numel() * 4 / best
 
 
+def bytes_per_token(lm) -> tuple[int, int]:
+    """(all weight bytes a greedy token reads, those of the output layer): every block
+    once and the output layer once (as int8 plus its fp32 outlier columns when that is
+    on); of the input embedding only the token's own row, left out."""
+    skip = {lm.input_matrix.data_ptr(), lm.output_matrix.data_ptr()}
+    body = sum(
+        p.numel() * p.element_size() for p in lm.model.parameters() if p.data_ptr() not in skip
+    )
+    head = lm.output_matrix
+    head_bytes = (
+        lm.head_int8.nbytes if lm.head_int8 is not None else head.numel() * head.element_size()
+    )
+    return body + head_bytes, head_bytes
+
+
 def decode_floor(lm) -> list[Result]:
-    """Per-token greedy decode latency of one sequence against its floor: every weight is
-    read once per token, so it cannot beat (weight bytes) / (measured copy bandwidth)."""
-    weights = sum(p.numel() * p.element_size() for p in lm.model.parameters())  # tied: once
+    """Per-token greedy decode latency of one sequence against its floor, with each output
+    layer: every weight is read once per token, so it cannot beat (bytes read per token) /
+    (measured copy bandwidth)."""
     bandwidth = copy_bandwidth()
     prompt = [lm.encode(f'The word "{STAND_IN}" is defined as')]
-    one, _ = timed(lm.generate, prompt, max_new_tokens=1)  # prefill + one token
-    many, out = timed(lm.generate, prompt, max_new_tokens=PERF_NEW_TOKENS + 1)
-    per_token = (many - one) / max(1, len(out[0]) - 1)
-    floor = weights / bandwidth
     hidden = torch.zeros(1, lm.dim, device=lm.device, dtype=lm.input_matrix.dtype)
-    head, _ = timed(lambda: [lm.logits(hidden, None) for _ in range(8)])
-    head_bytes = lm.output_matrix.numel() * lm.output_matrix.element_size()
-    metrics = {
-        "seconds": per_token,
-        "floor_s": floor,
-        "ratio": per_token / floor,
-        "weights_gb": weights / 1e9,
-        "copy_gb_per_s": bandwidth / 1e9,
-        "head_s": head / 8,
-        "head_floor_s": head_bytes / bandwidth,
-    }
-    config = {"dtype": str(lm.input_matrix.dtype), "tokens": len(out[0])}
-    return [perf_row(lm.name, None, 1, metrics, config, case="decode, per token vs floor")]
+    rows = []
+    for head_kind, layer in output_layers(lm):
+        with decoding_with(lm, layer):
+            weights, head_bytes = bytes_per_token(lm)
+            one, _ = timed(lm.generate, prompt, max_new_tokens=1)  # prefill + one token
+            many, out = timed(lm.generate, prompt, max_new_tokens=PERF_NEW_TOKENS + 1)
+            with torch.no_grad():
+                head, _ = timed(lambda: [lm.logits(hidden, None, True) for _ in range(8)])
+        per_token = (many - one) / max(1, len(out[0]) - 1)
+        floor = weights / bandwidth
+        metrics = {
+            "seconds": per_token,
+            "floor_s": floor,
+            "ratio": per_token / floor,
+            "weights_gb": weights / 1e9,
+            "copy_gb_per_s": bandwidth / 1e9,
+            "head_s": head / 8,
+            "head_floor_s": head_bytes / bandwidth,
+        }
+        config = {"dtype": str(lm.input_matrix.dtype), "tokens": len(out[0]), "head": head_kind}
+        rows.append(
+            perf_row(
+                lm.name,
+                None,
+                1,
+                metrics,
+                config,
+                case=f"decode, per token vs floor ({head_kind} head)",
+            )
+        )
+    return rows
 
 
 @contextmanager
@@ -335,6 +415,8 @@ def ratings(sizes: tuple[int, ...], seed: int) -> list[Result]:
 def run_perf(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
     rows = []
+    if options.decode_only:  # definitions and decoding only, each output layer
+        return definition_batching(lm, options) + decode_floor(lm)
     if not options.knn_only:
         rows += model_load(options)
         rows += learner_latency(lm, options)

@@ -44,6 +44,7 @@ class RunOptions:
     tie_margin: float = 0.01  # tournament: |F1 difference| at or below which it is a tie
     skip_cold: bool = False  # perf: skip the ~70 s GGUF conversion
     big: bool = False  # perf: add the 10^6 sizes
+    decode_only: bool = False  # perf: only definitions and decoding (fp32 vs int8 head)
     knn_only: bool = False  # perf: only the kNN store rows (and the process's peak memory)
     knn_sizes: tuple[int, ...] = (10_000, 100_000)
     vote_sizes: tuple[int, ...] = (10_000, 100_000)

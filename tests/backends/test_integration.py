@@ -80,3 +80,17 @@ def test_learned_vectors_differ_between_learners_on_the_real_lm(real_lm):
     assert all(
         not torch.allclose(flat[a], flat[b]) for i, a in enumerate(names) for b in names[i + 1 :]
     )
+
+
+def test_the_int8_shortlist_is_on_by_default_and_defines_as_fp32(real_lm):
+    from backends.definitions import define
+
+    assert real_lm.head_int8 is not None  # NONCE_INT8_HEAD defaults to on, on the CPU
+    wug = load_learner("centroid").learn(real_lm, "wug", [Example(s) for s in WUG])
+    with_int8 = define(real_lm, [wug], max_new_tokens=16)
+    layer, real_lm.head_int8 = real_lm.head_int8, None
+    try:
+        with_fp32 = define(real_lm, [wug], max_new_tokens=16)
+    finally:
+        real_lm.head_int8 = layer
+    assert with_int8 == with_fp32

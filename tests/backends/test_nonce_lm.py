@@ -115,20 +115,51 @@ def test_rows_that_finish_early_leave_the_batch_without_changing_the_others(tiny
     assert len({len(out) for out in batched}) > 1  # rows really did finish at different steps
 
 
-def test_int8_head_is_close_batch_independent_and_off_under_gradients():
+def test_int8_head_shortlists_and_the_choice_is_made_in_fp32():
     from tests.conftest import build_tiny_lm
 
     lm = build_tiny_lm()  # its own copy: the session's tiny LM stays fp32
-    hidden = torch.randn(3, lm.dim)
+    hidden = torch.randn(6, lm.dim)
     slot = NonceSlot(torch.randn(1, lm.dim), torch.randn(1, lm.dim))
     with torch.no_grad():
         exact = lm.logits(hidden, slot)
-        lm.use_int8_head(outliers=4)
-        approx = lm.logits(hidden, slot)
-        alone = lm.logits(hidden[:1], slot)
-    assert approx.shape == exact.shape
-    assert (approx - exact).abs().max() < 0.05 * exact.abs().max()
-    # a row's logits do not depend on its batch (to float rounding of the fp32 slice)
-    assert torch.allclose(alone[0], approx[0], atol=1e-5)
-    assert torch.equal(lm.logits(hidden, slot), exact)  # gradients enabled: fp32
+        lm.use_int8_head(outliers=4, shortlist=3)
+        chosen = lm.logits(hidden, slot, choosing=True)
+        assert torch.equal(lm.logits(hidden, slot), exact)  # scoring keeps the fp32 layer
+    assert chosen.shape == exact.shape
+    assert (chosen - exact).abs().max() < 0.05 * exact.abs().max()  # int8 off the shortlist
+    top = chosen.topk(3, dim=-1).indices
+    assert torch.allclose(chosen.gather(1, top), exact.gather(1, top), atol=1e-5)
+    assert torch.equal(chosen.argmax(-1), exact.argmax(-1))
+    with torch.enable_grad():
+        assert torch.equal(lm.logits(hidden, slot, choosing=True), exact)  # gradients: fp32
     lm.head_int8 = None
+
+
+def test_greedy_generation_with_the_int8_head_matches_fp32():
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    slot = random_slot(lm, 2)
+    prompts = [
+        lm.encode("the wug sat on", "wug", lm.vocab_size),
+        lm.encode("a wug is", "wug", lm.vocab_size + 1),
+    ]
+    fp32 = lm.generate(
+        prompts, slot, max_new_tokens=10, nonce_of_row=[lm.vocab_size, lm.vocab_size + 1]
+    )
+    lm.use_int8_head(outliers=4, shortlist=8)
+    int8 = lm.generate(
+        prompts, slot, max_new_tokens=10, nonce_of_row=[lm.vocab_size, lm.vocab_size + 1]
+    )
+    assert int8 == fp32
+    lm.head_int8 = None
+
+
+def test_int8_head_setting_is_on_unless_turned_off(monkeypatch):
+    from backends.settings import load_settings
+
+    monkeypatch.delenv("NONCE_INT8_HEAD", raising=False)
+    assert load_settings().int8_head
+    monkeypatch.setenv("NONCE_INT8_HEAD", "0")
+    assert not load_settings().int8_head

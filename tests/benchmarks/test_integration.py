@@ -52,6 +52,16 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     # the oracle's own rho can be negative on two items, where a share of it means nothing
     assert len(oracle) == 3 and all(r["of_oracle"] in (1, None) for r in oracle)
 
+    perf = json.loads((tmp_path / "perf.json").read_text())["results"]
+    cases = {r["case"] for r in perf}
+    assert {
+        "decode, per token vs floor (fp32 head)",
+        "decode, per token vs floor (int8 head)",
+    } <= cases
+    assert "define, batch of all / one learner" in cases
+    # the int8 layer only shortlists: the fp32 choice, so the same definitions
+    assert [r["matching"] for r in perf if r["learner"] == "int8/fp32"] == [1.0]
+
     from demo.store import VoteStore
 
     store = VoteStore.open(tmp_path / "votes.sqlite")
