@@ -7,9 +7,11 @@ Three controls, applied to every row of the one batched generation:
 - the word being defined may not appear in its own definition (a dictionary never does
   that, and the new token's own logit is where most loops start);
 - no word n-gram may repeat inside a definition (`no_repeat_ngram`, as in Paulus, Xiong &
-  Socher 2018, "A Deep Reinforced Model for Abstractive Summarization"); tokens are
-  compared by their word form (case and a leading space ignored), so '"the faculty of
-  thinking, the faculty of' is caught although its two "the" are different tokens;
+  Socher 2018, "A Deep Reinforced Model for Abstractive Summarization"); the rule reads
+  the tokens as words (case, spaces and quotes ignored, a word's pieces joined), so
+  '"the faculty of thinking, the faculty of' is caught although its two "the" are
+  different tokens, and 'a "counterfeit" or "counterfeit" is a counterfeit or' although
+  one "counterfeit" is the pieces counter+feit and the other a single token;
 - optionally, tokens already generated are penalised (`repetition_penalty`, Keskar et al.
   2019, CTRL) and the next token is sampled with a temperature and top-k, as CoLLEGe's
   own DefGen did (Teehan, Lake & Ren 2024); temperature 0 is greedy.
@@ -57,37 +59,61 @@ class Decoding:
 
 @dataclass(frozen=True)
 class TokenForms:
-    """Tokens grouped by word form: `form[i]` is the smallest id spelling token i's word
-    the same way (lowercased; a leading space or '▁' and attached quotes dropped, so '"a'
-    and ' a' are one word); ids past the table are their own."""
+    """How each token reads as part of a word, so the no-repeat rule counts words, not
+    tokens: '"counterfeit"' is three tokens (counter, feit and a quote) where ' counterfeit'
+    is one, and "the" has several spellings ('"the', ' the', ' The').
 
-    form: list[int]  # [V]
-    members: dict[int, list[int]]  # form id -> every token id of that form
-    # Tokens without a letter or digit (quotes, commas, spaces): the no-repeat rule reads
-    # through them, so 'a " piece of' and 'a piece of' are the same three words.
+    `key[i]`: token i's spelling, lowercased, a leading space or '▁' and attached quotes
+    dropped; `starts[i]`: it begins a word (a leading space or '▁'), else it continues the
+    word before it, unless that word was closed by punctuation; ids past the table (nonce
+    ids) are words of their own."""
+
+    key: list[str]  # [V]
+    starts: list[bool]  # [V]
+    # Tokens without a letter or digit (quotes, commas, spaces): they end a word, and the
+    # no-repeat rule reads through them, so 'a " piece of' and 'a piece of' are one 3-gram.
     punctuation: frozenset[int]
+    by_key: dict[str, list[int]]  # spelling -> the tokens with it
 
     @classmethod
     def of_vocabulary(cls, pieces: Sequence[str]) -> TokenForms:
-        first: dict[str, int] = {}
-        form, members, punctuation = [], {}, set()
+        key, starts, punctuation, by_key = [], [], set(), {}
         for i, piece in enumerate(pieces):
-            key = piece.lstrip("▁ Ġ").strip(_QUOTES).lower() or piece
-            form.append(first.setdefault(key, i))
-            members.setdefault(form[-1], []).append(i)
+            key.append(piece.lstrip("▁ Ġ").strip(_QUOTES).lower() or piece)
+            starts.append(piece[:1] in ("▁", " ", "Ġ"))
+            by_key.setdefault(key[-1], []).append(i)
             if not any(ch.isalnum() for ch in piece):
                 punctuation.add(i)
-        return cls(form, members, frozenset(punctuation))
+        return cls(key, starts, frozenset(punctuation), by_key)
 
-    def words(self, tokens: Sequence[int]) -> list[int]:
-        """The word forms of `tokens`, punctuation left out."""
-        return [self.form_of(t) for t in tokens if t not in self.punctuation]
+    def words(self, tokens: Sequence[int]) -> list[str]:
+        """The words `tokens` spell, punctuation left out."""
+        words: list[str] = []
+        open_word = False  # may the next token continue words[-1]?
+        for t in tokens:
+            if t >= len(self.key):
+                words.append(f"<{t}>")
+                open_word = False
+            elif t in self.punctuation:
+                open_word = False
+            elif self.starts[t] or not open_word:
+                words.append(self.key[t])
+                open_word = True
+            else:
+                words[-1] += self.key[t]
+        return words
 
-    def form_of(self, token: int) -> int:
-        return self.form[token] if token < len(self.form) else token
-
-    def tokens_of(self, form: int) -> list[int]:
-        return self.members.get(form, [form])
+    def beginning(self, word: str, after: Sequence[int]) -> set[int]:
+        """Tokens that would begin `word` as the next word after the tokens `after`: those
+        spelling a prefix of it that start a word there (any token at the start or after
+        punctuation; after a letter, only those with a leading space)."""
+        boundary = not after or after[-1] in self.punctuation or after[-1] >= len(self.key)
+        return {
+            t
+            for end in range(1, len(word) + 1)
+            for t in self.by_key.get(word[:end], ())
+            if boundary or self.starts[t]
+        }
 
 
 _QUOTES = "\"'“”‘’`"  # quotes a token may carry: '"a', 'thing"'
@@ -95,8 +121,8 @@ _QUOTES = "\"'“”‘’`"  # quotes a token may carry: '"a', 'thing"'
 GREEDY = Decoding(ban_word=False, no_repeat_ngram=0)  # plain argmax, nothing blocked
 
 
-def blocked_tokens(generated: Sequence[int], n: int) -> set[int]:
-    """Tokens that would complete an n-gram already present in `generated` (size n)."""
+def blocked_tokens(generated: Sequence, n: int) -> set:
+    """Tokens (or words) that would complete an n-gram already present in `generated`."""
     if n <= 0 or len(generated) < n - 1:
         return set()
     prefix = tuple(generated[len(generated) - (n - 1) :]) if n > 1 else ()
@@ -126,8 +152,8 @@ def adjust(
         forbidden |= blocked_tokens(generated, decoding.no_repeat_ngram)
     else:
         said = forms.words(generated)
-        for form in blocked_tokens(said, decoding.no_repeat_ngram):
-            forbidden.update(forms.tokens_of(form))
+        for word in blocked_tokens(said, decoding.no_repeat_ngram):
+            forbidden.update(forms.beginning(word, generated))
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out

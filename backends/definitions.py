@@ -26,10 +26,20 @@ DEFAULT_DECODING = Decoding()
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*(?=\s)|\n")
 
 
+# Lines with no letter or digit before the definition proper ('defined as:' then a line
+# break): skipped, not taken for the whole definition.
+_BARE_LINES = re.compile(r"^(?:[^\w\n]*\n)+")
+
+
+def _from_first_word(text: str) -> str:
+    return _BARE_LINES.sub("", text.strip()).strip()
+
+
 def first_sentence(text: str) -> str:
-    """Up to the first sentence end or line break, trimmed. DefGen scores only a generated
-    definition's first sentence (CoLLEGe, Teehan et al. 2024)."""
-    text = text.strip()
+    """Up to the first sentence end or line break, trimmed, from the first line that has a
+    word. DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et
+    al. 2024)."""
+    text = _from_first_word(text)
     match = _SENTENCE_END.search(text)
     if match is None:
         return text
@@ -105,7 +115,7 @@ def own_tokens(lm: NonceLM, word: str) -> list[int]:
 
 def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding):
     def stop(ids: list[int]) -> bool:
-        return bool(_SENTENCE_END.search(lm.decode(ids, words).strip()))
+        return bool(_SENTENCE_END.search(_from_first_word(lm.decode(ids, words))))
 
     return lm.generate(
         prompts,

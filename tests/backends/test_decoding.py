@@ -74,23 +74,37 @@ def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
     assert len(trigrams) == len(set(trigrams))
 
 
-def test_token_forms_group_spellings_of_one_word():
-    forms = TokenForms.of_vocabulary(["the", "▁the", "▁The", "cat", "▁cat", ",", '"the', '▁"', '"'])
-    assert forms.form_of(2) == forms.form_of(0) == forms.form_of(6) == 0  # '"the' too
-    assert forms.form_of(8) != forms.form_of(0)  # a bare quote stays itself
-    assert forms.words([1, 7, 4, 5, 0]) == [0, 3, 0]  # quotes and commas are read through
-    assert forms.tokens_of(forms.form_of(4)) == [3, 4]
-    assert forms.form_of(99) == 99 and forms.tokens_of(99) == [99]  # a nonce id
+def test_token_forms_read_tokens_as_words():
+    pieces = ["the", "▁the", "▁The", "cat", "▁cat", ",", '"the', '▁"', '"', "▁counter", "feit"]
+    forms = TokenForms.of_vocabulary(pieces + ["▁counterfeit", "counter"])
+    assert forms.words([1, 7, 4, 5, 0]) == ["the", "cat", "the"]  # quotes, commas read through
+    assert forms.words([2, 6]) == ["thethe"]  # '"the' has no space: it continues the word
+    assert forms.words([9, 10, 5, 11]) == ["counterfeit", "counterfeit"]  # pieces joined
+    assert forms.words([7, 12, 10, 8]) == ["counterfeit"]  # after a quote a word begins
+    assert forms.words([99, 4]) == ["<99>", "cat"]  # a nonce id is a word of its own
+    # what may begin "counterfeit" next: spellings of its prefixes that start a word there
+    assert forms.beginning("counterfeit", [4]) == {9, 11}
+    assert forms.beginning("counterfeit", [7]) == {9, 11, 12}  # after a quote, "counter" too
 
 
 def test_no_repeat_rule_compares_word_forms():
     # "▁the cat , the": another token of the same word "the"; a "cat" now would repeat
     # the word bigram "the cat", though no token bigram repeats.
-    forms = TokenForms.of_vocabulary(["the", "▁the", "cat", ","])
+    forms = TokenForms.of_vocabulary(["the", "▁the", "▁cat", ","])
     logprobs = torch.zeros(4)
     out = adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2), forms)
     assert out[2] == float("-inf")
     assert torch.equal(adjust(logprobs, [1, 2, 3, 0], [], Decoding(no_repeat_ngram=2)), logprobs)
-    # 'the , cat the ,' : the comma is read through, so a 'cat' would repeat 'the cat'
-    out = adjust(logprobs, [1, 3, 2, 0, 3], [], Decoding(no_repeat_ngram=2), forms)
+    # 'the , cat , the ,' : commas are read through, so a 'cat' would repeat 'the cat'
+    out = adjust(logprobs, [1, 3, 2, 3, 0, 3], [], Decoding(no_repeat_ngram=2), forms)
     assert out[2] == float("-inf")
+
+
+def test_no_repeat_rule_joins_a_words_pieces():
+    # The dev item that looped: 'a "counterfeit" or "counterfeit" is a counterfeit or' —
+    # a single-token "counterfeit" now would repeat "counterfeit or counterfeit".
+    pieces = ["▁a", '▁"', "counter", "feit", '"', "▁or", "▁is", "▁counterfeit", "▁goods"]
+    forms = TokenForms.of_vocabulary(pieces)
+    said = [0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 0, 7, 5]
+    out = adjust(torch.zeros(len(pieces)), said, [], Decoding(no_repeat_ngram=3), forms)
+    assert out[7] == float("-inf") and out[8] == 0

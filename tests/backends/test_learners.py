@@ -117,6 +117,9 @@ def test_first_sentence():
     assert first_sentence(" a small bird. It sings.") == "a small bird."
     assert first_sentence("a bird\nthat sings") == "a bird"
     assert first_sentence("no end") == "no end"
+    # 'defined as:' and the definition on the next line (a dev item once scored ':')
+    assert first_sentence(':\n"a thought." It') == '"a thought."'
+    assert first_sentence(" :\n \n a thought\nthat") == "a thought"
     assert first_sentence("3.5 metres long. Yes") == "3.5 metres long."
     assert first_sentence('"a thought." It is a concept') == '"a thought."'
     assert first_sentence("a hill (or mound.) Then") == "a hill (or mound.)"
