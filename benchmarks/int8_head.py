@@ -1,6 +1,6 @@
-"""Does an int8 output layer change definitions? Greedy DefGen definitions with the fp32
-and the int8 output layer (backends.nonce_lm.NonceLM.use_int8_head), item by item, side by
-side in one process: the share that match word for word, and the time each took."""
+"""Does the int8 output layer change definitions? Greedy DefGen definitions with the fp32
+layer and with the int8 shortlist (backends/int8_head.py), item by item, side by side in
+one process: the share that match word for word, and the time each took."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from backends.definitions import define
 from backends.pipeline import load_lm
 from benchmarks.data import load_defgen
-from benchmarks.perf import perf_row
+from benchmarks.perf import decoding_with, output_layers, perf_row
 from benchmarks.results import Result
 from benchmarks.runs import STAND_IN, RunOptions, examples_for, learn_each
 
@@ -28,14 +28,15 @@ def run_int8_head(options: RunOptions) -> list[Result]:
         for item in items
     ]
     texts, seconds = {}, {}
-    for label in ("fp32", "int8"):
-        if label == "int8":
-            lm.use_int8_head()
-        start = time.perf_counter()
-        texts[label] = [define(lm, [e], options.max_new_tokens)[0].text for e in embeddings]
-        seconds[label] = time.perf_counter() - start
+    layers = dict(output_layers(lm))
+    if "int8" not in layers:
+        raise ValueError("the int8 output layer is a CPU kernel: run with --device cpu")
+    for label, layer in layers.items():
+        with decoding_with(lm, layer):
+            start = time.perf_counter()
+            texts[label] = [define(lm, [e], options.max_new_tokens)[0].text for e in embeddings]
+            seconds[label] = time.perf_counter() - start
         log.info("%s: %d definitions in %.1f s", label, len(items), seconds[label])
-    lm.head_int8 = None  # the process's cached LM goes back to fp32
     same = [a == b for a, b in zip(texts["fp32"], texts["int8"])]
     config = {"learner": learners[0], "max_new_tokens": options.max_new_tokens}
     differing = [

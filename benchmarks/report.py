@@ -50,7 +50,9 @@ shots) over `n` items. Choices that shape the numbers:
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
   `The word "dax" is defined as`, decoded as every definition is (greedy, the word banned
-  from its own definition, no repeated word trigram: `backends/decoding.py`). Scores:
+  from its own definition, no repeated word trigram: `backends/decoding.py`; records
+  from 2026-11-24 on join a word's pieces for that rule and skip a first line without a
+  word, those before compared token by token). Scores:
   `identified` (closer, by mean-pooled all-MiniLM-L6-v2 sentence embedding cosine, to its
   own reference than to each of 29 others drawn from the same file, or to all others when
   a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word, or
@@ -75,9 +77,13 @@ shots) over `n` items. Choices that shape the numbers:
 - Definitional Nonce candidates: the 77,636 WordNet single-word lemmas ∪ the gold words.
 - perf: one process measures everything side by side; definitions there are capped at 16
   new tokens. Decoding per token is one greedy sequence, (time for 17 tokens - time for 1)
-  / 16, against its floor: the weights' bytes (each read once per token) / the bandwidth of
-  a 512 MB tensor copy timed in the same run (bytes read + written, as STREAM counts);
-  `head_s` is the output layer alone. The kNN store holds Gemma's own final hidden states
+  / 16, against its floor: the weights' bytes (each read once per token; the input
+  embedding's one row left out, the output layer as int8 plus its fp32 outlier columns
+  in the `int8 head` rows) / the bandwidth of a 512 MB tensor copy timed in the same run
+  (bytes read + written, as STREAM counts); `head_s` is the output layer alone. `all
+  (fp32 head)` / `all (int8 head)`: every learner's definition in one batched generation,
+  each learner's alone, and the batch over one learner's mean (`--decode-only` runs
+  only these and the decode rows). The kNN store holds Gemma's own final hidden states
   (what the cache stores) over WordNet glosses and usage examples joined into ~64-token
   passages (`benchmarks/knn_vectors.py`): 109,000 computed keys, and 1,000 queries from
   later text; the 10^6 rows add perturbed copies of those keys (Gaussian noise of 0.5 x
@@ -100,6 +106,9 @@ shots) over `n` items. Choices that shape the numbers:
 - int8: greedy definitions (centroid learner, 3 examples, DEFAULT_DECODING) of the first
   n DefGen dev items with the fp32 and the int8 output layer, one item at a time, in one
   process; `matching` = word-for-word identical; the record lists the ones that differ.
+  Since 2026-11-24 the int8 layer only shortlists 64 tokens per row, which the fp32
+  layer re-scores (`backends/int8_head.py`); the record before that (int8 logits
+  throughout: 27 of 40 matching, 1.58x) is in git history.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with
