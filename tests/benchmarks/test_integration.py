@@ -51,6 +51,7 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     oracle = [r for r in chimera if r["learner"] == "oracle"]
     # the oracle's own rho can be negative on two items, where a share of it means nothing
     assert len(oracle) == 3 and all(r["of_oracle"] in (1, None) for r in oracle)
+    assert all(len(r["samples"]) == 2 for r in chimera)  # each item's rho kept
 
     perf = json.loads((tmp_path / "perf.json").read_text())["results"]
     cases = {r["case"] for r in perf}

@@ -141,3 +141,14 @@ def test_gap_closed_is_the_share_of_the_centroid_to_oracle_gap():
     assert gap_closed(0.2, 0.2, 0.8) == 0
     assert gap_closed(0.1, 0.2, 0.8) == pytest.approx(-1 / 6)
     assert math.isnan(gap_closed(0.5, 0.8, 0.8))
+
+
+def test_share_interval_brackets_the_share_of_the_oracle():
+    from benchmarks.word_tasks import share_interval
+
+    oracle = [0.2, 0.5, 0.4, 0.1, 0.6, 0.3]
+    assert share_interval([r / 2 for r in oracle], oracle, seed=0) == pytest.approx((0.5, 0.5))
+    noisy = [0.3, 0.1, 0.5, -0.2, 0.4, 0.2]
+    low, high = share_interval(noisy, oracle, seed=0)
+    assert low < (sum(noisy) / sum(oracle)) < high
+    assert all(math.isnan(v) for v in share_interval([0.1, math.nan], [0.2, 0.3], seed=0))
