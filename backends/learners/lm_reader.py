@@ -240,6 +240,23 @@ def soft_guess(
     """[d] expected input-embedding row over the candidate words, each scored by the LM
     on every example (left: the slot's log-probability; right: the context that follows);
     None when the examples leave nothing to read."""
+    scored = candidate_scores(lm, word, examples, config, proposal)
+    if scored is None:
+        return None
+    rows, scores = scored
+    weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
+    return weights @ lm.input_matrix[rows].float()
+
+
+def candidate_scores(
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    config: ReaderConfig = ReaderConfig(),
+    proposal: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """([n] the candidates' rows in the input matrix, [n] their pooled scores), or None
+    when the examples leave nothing to read."""
     parts = split_at_word(lm, word, examples)
     prefixes = left_contexts(lm, word, examples)
     words = word_tokens(lm)
@@ -271,10 +288,9 @@ def soft_guess(
         scores = scores + config.blank_weight * blank[index]
     if config.right_tokens > 0:
         scores = scores + right_scores(lm, parts, index, config)
-    weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, candidates), device=lm.device)
-    return weights @ lm.input_matrix[index].float()
+    return index, scores
 
 
 def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:
