@@ -87,7 +87,7 @@ try {
   report.xss = await page.evaluate(() => window.__xss ?? null);
   await page.screenshot({ path: join(outDir, "leaderboard.png"), fullPage: true });
   // the boards of one part of speech: only prepared words carry one, so never both votes
-  // a click landing while the boards re-render can be lost (seen once in five runs: the
+  // a click landing while the boards re-render can be lost (seen once in nine runs: the
   // radio still on "all"), so click again rather than fail on the first miss
   for (let attempt = 1; ; attempt++) {
     await page.locator("#pos-shown").getByText("noun", { exact: true }).click();
