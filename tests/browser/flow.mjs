@@ -80,8 +80,14 @@ try {
   report.table = await text("human-table");
   // a learner that was in the first battle (the app's own learners are drawn at random,
   // so with all six on offer a fixed name such as "centroid" may have had no battle)
+  // Read the board's rendered text rather than wait for one matching element to show:
+  // Gradio's dataframe also renders its cells in a hidden table (svelte-2balj6) that sizes
+  // its columns, and `.first()` may pick that copy (a CI run waited 60 s on it).
   const judged = report.reveal.match(/A was ([a-z_]+)/)[1];
-  await page.locator("#human-style").getByText(judged).first().waitFor({ timeout: 60_000 });
+  await page.waitForFunction(
+    (name) => (document.querySelector("#human-style")?.innerText ?? "").includes(name),
+    judged, { timeout: 60_000 },
+  );
   report.styleTable = await text("human-style");
   report.styleNote = await text("human-style-note");
   report.xss = await page.evaluate(() => window.__xss ?? null);
