@@ -42,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
         "--shots", type=_ints, default=(1, 2, 3), help="defgen/tournament: k values"
     )
     parser.add_argument("--limit", type=int, default=None, help="first N items per task")
+    parser.add_argument(
+        "--offset", type=int, default=0, help="skip the first N items (a held-out range)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the run record here")
     parser.add_argument(
         "--tt-steps", type=int, default=RunOptions.tt_steps, help="token tuning steps (TT-N)"
@@ -86,6 +89,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         device=args.device,
         shots=args.shots,
         limit=args.limit,
+        offset=args.offset,
         tt_steps=args.tt_steps,
         tt_lr=args.tt_lr,
         max_new_tokens=args.max_new_tokens,
@@ -161,7 +165,11 @@ def main(argv: list[str] | None = None) -> int:
         ",".join(_relative(p) for p in options.data),
         results,
         command,
-        {"seconds": round(time.perf_counter() - start, 1), "device": options.device},
+        {
+            "seconds": round(time.perf_counter() - start, 1),
+            "device": options.device,
+            "offset": options.offset,
+        },
     )
     record = run.record()
     print(f"{task.name} on {record['lm']} ({record['data'] or 'no data'})")

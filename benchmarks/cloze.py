@@ -81,7 +81,9 @@ def candidate_embeddings(
 def run_cloze(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
     items = limited(
-        [item for path in options.data for item in data.load_cloze(path)], options.limit
+        [item for path in options.data for item in data.load_cloze(path)],
+        options.limit,
+        options.offset,
     )
     picks: dict[str, list[int]] = defaultdict(list)
     for item in items:

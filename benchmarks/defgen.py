@@ -41,7 +41,7 @@ CENTROID = "centroid"  # the baseline that "gap closed" measures from
 
 def load_items(options: RunOptions) -> list[data.DefGenItem]:
     items = [item for path in options.data for item in data.load_defgen(path)]
-    return limited(items, options.limit)
+    return limited(items, options.limit, options.offset)
 
 
 @dataclass

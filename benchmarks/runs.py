@@ -33,7 +33,8 @@ class RunOptions:
     lm: str | None = None  # LM preset; None: the settings' default
     device: str = "auto"
     shots: tuple[int, ...] = (1, 2, 3)
-    limit: int | None = None  # first N items per data file
+    limit: int | None = None  # first N items per data file (after `offset`)
+    offset: int = 0  # items skipped first: a held-out range is `--offset 110`
     # Token tuning in benchmark runs: the app's default steps and Lampinen & McClelland's
     # lr 0.01 (a step costs about 2 s per item on 2 CPU cores).
     tt_steps: int = TokenTuningConfig().steps
@@ -93,5 +94,6 @@ def learn_each(
     ]
 
 
-def limited(items: list, limit: int | None) -> list:
-    return items if limit is None else items[:limit]
+def limited(items: list, limit: int | None, offset: int = 0) -> list:
+    """Items `offset` .. `offset + limit` (all from `offset` on when `limit` is None)."""
+    return items[offset:] if limit is None else items[offset : offset + limit]

@@ -31,6 +31,10 @@ class Task:
     metrics: tuple[Metric, ...]
     version: int  # bump when scoring changes, so old result files are not compared blindly
     runner: str  # "module:function" taking RunOptions, returning list[Result]; imported lazily
+    # Items from this index on (per data file) are our own held-out test split: nothing is
+    # tuned on them, and a run that starts there (`--offset`) is reported apart from dev.
+    # Our DefGen test split is a file of its own (`defgen.test.jsonl`).
+    held_out_from: int | None = None
 
     def run_function(self) -> Callable:
         module, function = self.runner.split(":")
@@ -67,6 +71,7 @@ TASKS: dict[str, Task] = {
             (SPEARMAN,),
             1,
             "benchmarks.word_tasks:run_chimera",
+            held_out_from=110,  # of 220 chimeras per level: the second half
         ),
         Task(
             "nonce",
@@ -75,6 +80,7 @@ TASKS: dict[str, Task] = {
             (MRR, MEDIAN_RANK),
             1,
             "benchmarks.word_tasks:run_nonce",
+            held_out_from=350,  # of 700 items: the second half
         ),
         Task(
             "defgen",

@@ -64,7 +64,7 @@ def run_chimera(options: RunOptions) -> list[Result]:
         level = chimera_level(path, items)
         rhos: dict[str, list[float]] = defaultdict(list)
         ids: list[str] = []
-        for item in limited(items, options.limit):
+        for item in limited(items, options.limit, options.offset):
             ids.append(item.id)
             probes = reference_vectors(lm, item.probes)  # [p, d]
             vectors = {
@@ -121,7 +121,7 @@ def run_nonce(options: RunOptions) -> list[Result]:
 
     lm = load_lm(options.lm, options.device)
     items = [item for path in options.data for item in shared_data.load_definitional_nonce(path)]
-    items = limited(items, options.limit)
+    items = limited(items, options.limit, options.offset)
     words, matrix = candidate_matrix(lm, [item.word for item in items])
     index = {w: i for i, w in enumerate(words)}
     ranks: dict[str, list[int]] = defaultdict(list)

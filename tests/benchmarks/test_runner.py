@@ -201,8 +201,22 @@ def test_held_out_runs_are_reported_apart_from_the_dev_headline():
 
     dev, test = run("benchmarks/sets/defgen.dev.jsonl", 0.4), run("sets/defgen.test.jsonl", 0.9)
     text = render([dev, test])
-    head, held = text.split("## Held-out test file")
+    head, held = text.split("## Held-out test splits")
     assert "0.4" in head and "0.9" not in head.split("## defgen")[0]
-    assert "| college | 3 | 30 | 0.9 |" in held.split("##")[0]
+    assert "| college | 3 | 30 | 0.9 |" in held.split("\n## ")[0]
     assert "samples |" not in text  # per-item definitions stay in the records
     assert "0.9" not in "\n".join(headline([dev]))
+
+
+def test_a_run_from_a_tasks_held_out_index_is_reported_as_held_out():
+    from benchmarks.report import held_out
+    from benchmarks.runs import limited
+
+    assert limited(list(range(10)), 3, offset=4) == [4, 5, 6]
+    assert limited(list(range(10)), None, offset=8) == [8, 9]
+    start = TASKS["chimera"].held_out_from
+    chimera = {"task": "chimera", "data": "chimeras.dataset.l2.tokenised.train.txt"}
+    assert held_out({**chimera, "settings": {"offset": start}})
+    assert not held_out({**chimera, "settings": {"offset": 0}})
+    assert not held_out({**chimera, "settings": {}})  # records from before --offset
+    assert not held_out({"task": "defgen", "data": "defgen.dev.jsonl", "settings": {"offset": 500}})
