@@ -31,6 +31,19 @@ def word_pattern(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIX}(?!\w))", re.IGNORECASE)
 
 
+def length_groups(lengths: Sequence[int]) -> list[list[int]]:
+    """Indices of `lengths` in groups of similar length (sorted): a row joins the current
+    group unless it is longer than 1.5 x the group's shortest + 8 tokens, where padding
+    would cost more than reading the weights once more."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if groups and lengths[i] <= 1.5 * lengths[groups[-1][0]] + 8:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 @dataclass
 class NonceSlot:
     """The new tokens' vectors: row i belongs to token id V + i."""
@@ -66,6 +79,9 @@ class NonceLM:
         self.softcap = getattr(model.config, "final_logit_softcapping", None)
         self.tied = self.head.weight.data_ptr() == self.embedding.weight.data_ptr()
         self.head_int8 = None  # see use_int8_head
+        # Read prompts of very different lengths in groups (see prefill); off: one padded
+        # batch, as before (perf measures both side by side).
+        self.group_prompts = True
         self._memo: dict = {}
 
     def use_int8_head(self, outliers: int = 16, shortlist: int = 64) -> None:
@@ -279,17 +295,13 @@ class NonceLM:
         A row that has finished leaves the batch (and the cache), so the rows still
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
-        from transformers import DynamicCache
-
         generator = sampler(decoding)
         forms = self.token_forms() if decoding.no_repeat_ngram else None
-        ids, mask = self.pad(prompts, left=True)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
+        hidden, cache, mask = self.prefill(prompts, slot)
+        positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
         new: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # original row of each batch row still generating
         for _ in range(max_new_tokens):
-            hidden = out.last_hidden_state[:, -1]  # [L, d]
             logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
             for i, row in enumerate(live):
                 own_ban = banned[row] if banned else ()
@@ -303,16 +315,60 @@ class NonceLM:
                     keep.append(i)
             if not keep:
                 break
-            cache = out.past_key_values
             if len(keep) < len(live):
                 index = torch.tensor(keep, device=self.device)
                 cache.batch_select_indices(index)
                 mask, positions, step = mask[index], positions[index], step[index]
                 live = [live[i] for i in keep]
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-            positions = positions[:, -1:] + 1
+            positions = positions + 1
             out = self.hidden(step[:, None], mask, slot, past=cache, positions=positions)
+            hidden = out.last_hidden_state[:, -1]  # [L, d]
         return new
+
+    @torch.no_grad()
+    def prefill(self, prompts: Sequence[Sequence[int]], slot: NonceSlot | None):
+        """Read every prompt once: ([B, d] last hidden states, the key/value cache, [B, T]
+        mask), rows in the order given, left-padded to the longest prompt T.
+
+        Prompts of very different lengths (a learner that puts the examples in front of the
+        probe, beside five that do not: 48 and 9 tokens) are read in groups of similar
+        length, each padded only to its own longest, and the groups' caches then joined:
+        one padded batch would compute 6 x 48 positions where 2 x 48 + 4 x 9 hold text. The
+        joined cache is laid out as one padded batch's would be (each row left-padded to T,
+        the padding masked), so decoding goes on exactly as after one batch."""
+        from transformers import DynamicCache
+
+        ids, mask = self.pad(prompts, left=True)  # [B, T]
+        groups = [list(range(len(prompts)))]
+        if self.group_prompts:
+            groups = length_groups([len(p) for p in prompts])
+        if len(groups) == 1:
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            out = self.hidden(ids, mask, slot, past=DynamicCache(), positions=positions)
+            return out.last_hidden_state[:, -1], out.past_key_values, mask
+        last, layers = [], []
+        for rows in groups:
+            group_ids, group_mask = self.pad([prompts[r] for r in rows], left=True)
+            positions = (group_mask.cumsum(-1) - 1).clamp(min=0)
+            out = self.hidden(group_ids, group_mask, slot, past=DynamicCache(), positions=positions)
+            last.append(out.last_hidden_state[:, -1])
+            pad = mask.shape[1] - group_ids.shape[1]  # masked out: any value will do
+            layers.append(
+                [
+                    (F.pad(lay.keys, (0, 0, pad, 0)), F.pad(lay.values, (0, 0, pad, 0)))
+                    for lay in out.past_key_values.layers
+                ]
+            )
+        joined = [
+            (torch.cat([g[i][0] for g in layers]), torch.cat([g[i][1] for g in layers]))
+            for i in range(len(layers[0]))
+        ]
+        order = [r for rows in groups for r in rows]  # batch row -> prompt
+        back = torch.tensor([order.index(r) for r in range(len(prompts))], device=self.device)
+        cache = DynamicCache(joined)
+        cache.batch_select_indices(back)
+        return torch.cat(last)[back], cache, mask
 
     def _next_logprobs(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
         """Next-token log-probabilities per live row: its own nonce column only, then its hook."""

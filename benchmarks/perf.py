@@ -120,6 +120,18 @@ def decoding_with(lm, layer):
         lm.head_int8 = before
 
 
+def padded_prefill(lm, layer, embeddings, texts: list[str]) -> tuple[float, bool]:
+    """The same batch with its prompts read as one padded batch (as before prompts were
+    grouped by length): its seconds, and whether its definitions are the grouped batch's."""
+    lm.group_prompts = False
+    try:
+        with decoding_with(lm, layer):
+            seconds, out = timed(define, lm, embeddings, PERF_NEW_TOKENS)
+    finally:
+        lm.group_prompts = True
+    return seconds, [d.text for d in out] == texts
+
+
 def definition_batching(lm, options: RunOptions) -> list[Result]:
     """All learners' definitions in one batched generation vs each learner's alone, with
     each output layer: the batch's cost over one learner's is the number to keep near 1."""
@@ -134,7 +146,17 @@ def definition_batching(lm, options: RunOptions) -> list[Result]:
         texts[head] = [d.text for d in out]
         label, config = f"all ({head} head)", {"max_new_tokens": PERF_NEW_TOKENS, "head": head}
         one = sum(alone) / n
+        padded, same = padded_prefill(lm, layer, embeddings, texts[head])
         rows += [
+            perf_row(label, 3, n, {"seconds": padded}, config, case="define, one padded prefill"),
+            perf_row(
+                label,
+                3,
+                n,
+                {"ratio": padded / one, "same_texts": same},
+                config,
+                case="define, batch of all / one learner, one padded prefill",
+            ),
             perf_row(label, 3, n, {"seconds": batched}, config, case="define, one batch"),
             perf_row(label, 3, n, {"seconds": sum(alone)}, config, case="define, one by one"),
             perf_row(label, 3, 1, {"seconds": one}, config, case="define, one learner (mean)"),

@@ -163,3 +163,39 @@ def test_int8_head_setting_is_on_unless_turned_off(monkeypatch):
     assert load_settings().int8_head
     monkeypatch.setenv("NONCE_INT8_HEAD", "0")
     assert not load_settings().int8_head
+
+
+def test_prompts_are_read_in_groups_of_similar_length():
+    from backends.nonce_lm import length_groups
+
+    assert length_groups([9, 48, 9, 9, 46, 9]) == [[0, 2, 3, 5], [4, 1]]
+    assert length_groups([10, 12, 20]) == [[0, 1, 2]]  # 20 <= 1.5 x 10 + 8
+    assert length_groups([5]) == [[0]]
+
+
+def test_grouped_prefill_matches_one_padded_batch(tiny_lm):
+    """The joined caches of short and long prompts read apart give the hidden states and
+    continuations that one padded batch gives."""
+    from transformers import DynamicCache
+
+    from backends.nonce_lm import length_groups
+
+    slot = random_slot(tiny_lm, 3, seed=2)
+    v = tiny_lm.vocab_size
+    prompts = [
+        tiny_lm.encode("the wug", "wug", v),
+        tiny_lm.encode("my daughter fed the wug some bread and then the wug sang", "wug", v + 1),
+        tiny_lm.encode("a wug is", "wug", v + 2),
+    ]
+    assert len(length_groups([len(p) for p in prompts])) == 2  # read apart
+    last, _, mask = tiny_lm.prefill(prompts, slot)
+    ids, padded = tiny_lm.pad(prompts, left=True)
+    positions = (padded.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        one = tiny_lm.hidden(ids, padded, slot, past=DynamicCache(), positions=positions)
+    assert torch.equal(mask, padded)
+    assert torch.allclose(last, one.last_hidden_state[:, -1], atol=1e-5)
+    rows = [v, v + 1, v + 2]
+    batched = tiny_lm.generate(prompts, slot, max_new_tokens=8, nonce_of_row=rows)
+    for prompt, row, out in zip(prompts, rows, batched):
+        assert out == tiny_lm.generate([prompt], slot, max_new_tokens=8, nonce_of_row=[row])[0]
