@@ -12,10 +12,13 @@ from dataclasses import dataclass
 
 from backends.decoding import Decoding
 from backends.learners.base import NonceEmbedding
-from backends.nonce_lm import NonceLM, NonceSlot
+from backends.nonce_lm import SUFFIXES, NonceLM, NonceSlot
 
 PROMPT = 'The word "{word}" is defined as'
 ORACLE = "oracle"  # the row of the real word's own definition, in benchmarks and plots
+# Nearest known words looked at for `Decoding.copy_cosine`: a vector can be close to a
+# few rows at once (a 50/50 blend of two words is ~0.77 from each), not to many.
+COPY_SEARCH = 4
 
 # The decoding every definition uses unless told otherwise: the app, the CLI and the
 # benchmarks alike (chosen on the DefGen tuning half; see backends/decoding.py).
@@ -81,9 +84,8 @@ def define(
         for i, e in enumerate(embeddings)
     ]
     words = {lm.vocab_size + i: e.word for i, e in enumerate(embeddings)}
-    outputs = _generate(
-        lm, prompts, words, slot, hooks, [[i] for i in words], max_new_tokens, decoding
-    )
+    banned = [[i, *copied_tokens(lm, e, decoding)] for i, e in zip(words, embeddings)]
+    outputs = _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding)
     return [_definition(lm, e.learner, e.word, ids, words) for e, ids in zip(embeddings, outputs)]
 
 
@@ -100,17 +102,39 @@ def define_known(
     if not words:
         return []
     prompts = [lm.encode(prompt.format(word=w)) for w in words]
-    outputs = _generate(
-        lm, prompts, {}, None, None, [own_tokens(lm, w) for w in words], max_new_tokens, decoding
-    )
+    banned = [own_tokens(lm, w, decoding) for w in words]
+    outputs = _generate(lm, prompts, {}, None, None, banned, max_new_tokens, decoding)
     return [_definition(lm, learner, w, ids, {}) for w, ids in zip(words, outputs)]
 
 
-def own_tokens(lm: NonceLM, word: str) -> list[int]:
+def own_tokens(lm: NonceLM, word: str, decoding: Decoding = DEFAULT_DECODING) -> list[int]:
     """The ids that spell `word` by themselves ('mind' and ' mind' where each is one token),
-    banned from its definition as the new word's id is banned from a learner's."""
+    banned from its definition as the new word's id is banned from a learner's; with
+    `decoding.copy_cosine`, every spelling of it and of its inflected forms as well."""
     spellings = [lm.encode(form, bos=False) for form in (word, " " + word)]
-    return [ids[0] for ids in spellings if len(ids) == 1]
+    own = [ids[0] for ids in spellings if len(ids) == 1]
+    return sorted({*own, *word_forms(lm, word)}) if decoding.copy_cosine else own
+
+
+def word_forms(lm: NonceLM, word: str) -> list[int]:
+    """Tokens spelling `word` or an inflected form of it on their own, any case or quote
+    attached (' cook', 'Cook', '"cooks', ' cooking'): the forms a definition may not use."""
+    by_key = lm.token_forms().by_key
+    base = word.lower()
+    return sorted({t for end in ("", *SUFFIXES) for t in by_key.get(base + end, ())})
+
+
+def copied_tokens(lm: NonceLM, embedding: NonceEmbedding, decoding: Decoding) -> list[int]:
+    """With `decoding.copy_cosine` on, the forms of the new word as typed and of every known
+    word whose input row is that close to its input vector: the LM reads the new word as
+    that word, so naming it is naming the defined word ([] when the rule is off)."""
+    if not (decoding.ban_word and decoding.copy_cosine):
+        return []
+    from backends.neighbours import vocabulary_index
+
+    found = vocabulary_index(lm, "input").search(embedding.input_vector, COPY_SEARCH)[0]
+    close = {n.token.lower() for n in found if n.similarity >= decoding.copy_cosine}
+    return sorted({t for word in {embedding.word, *close} for t in word_forms(lm, word)})
 
 
 def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding):

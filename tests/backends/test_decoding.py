@@ -108,3 +108,32 @@ def test_no_repeat_rule_joins_a_words_pieces():
     said = [0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 0, 7, 5]
     out = adjust(torch.zeros(len(pieces)), said, [], Decoding(no_repeat_ngram=3), forms)
     assert out[7] == float("-inf") and out[8] == 0
+
+
+@pytest.mark.integration
+def test_a_vector_that_copies_a_known_word_may_not_name_it(real_lm):
+    from backends.definitions import copied_tokens, define, define_known, own_tokens, word_forms
+
+    on = Decoding(copy_cosine=0.75)
+    oven = real_lm.encode(" oven", bos=False)
+    assert len(oven) == 1
+    row = real_lm.input_matrix[oven[0]].detach().float()
+    copy = NonceEmbedding("copy", "dax", row.clone(), row.clone())
+    forms = set(word_forms(real_lm, "oven"))
+    # ' oven', 'oven', ' Oven', ' ovens', ... every spelling and inflection, nothing else
+    assert oven[0] in forms and len(forms) > 2
+    assert all(real_lm.token_forms().key[t].startswith("oven") for t in forms)
+    assert set(copied_tokens(real_lm, copy, on)) >= forms
+    assert copied_tokens(real_lm, copy, Decoding()) == []  # off by default
+    # a vector half way to another word is still read as both (cosine ~0.77 to each)
+    door = real_lm.input_matrix[real_lm.encode(" door", bos=False)[0]].detach().float()
+    half = NonceEmbedding("half", "dax", 0.5 * row + 0.5 * door, row.clone())
+    both = set(copied_tokens(real_lm, half, on))
+    assert forms <= both and set(word_forms(real_lm, "door")) <= both
+
+    text = define(real_lm, [copy], decoding=on)[0].text.lower()
+    assert text and "oven" not in text
+    # the oracle's real word is banned with its forms alike
+    assert set(own_tokens(real_lm, "oven", on)) == forms
+    assert set(own_tokens(real_lm, "oven")) < forms  # by default its own tokens only
+    assert "oven" not in define_known(real_lm, ["oven"], decoding=on)[0].text.lower()
