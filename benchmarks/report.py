@@ -249,7 +249,10 @@ def render(runs: list[dict]) -> str:
             mine = [r for r in test if r["task"] == name]
             if mine:
                 lines += [f"### {name} (held out)", ""]
-                lines += table([row for run in mine for row in run["results"]]) + [""]
+            for run in mine:  # one table per record: runs may cover different items
+                offset = (run.get("settings") or {}).get("offset", 0)
+                lines += [f"`{run['_file']}`, from item {offset + 1}:", ""]
+                lines += table(run["results"]) + [""]
     for name, task in TASKS.items():
         mine = [r for r in dev if r["task"] == name]
         if not mine:
