@@ -22,13 +22,14 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, replace
 
-from backends.learners.lm_reader import ReaderConfig
+from backends.learners.lm_reader import MIXED_SHOTS, ReaderConfig
 
 VARIANTS = {
     "shipped": ReaderConfig(),
     "plain": ReaderConfig(prior_weight=0.0, base_forms=False),
     "prior": ReaderConfig(base_forms=False),
     "base": ReaderConfig(prior_weight=0.0),
+    "mixed_shots": ReaderConfig(blank_shots=MIXED_SHOTS),
 }
 
 

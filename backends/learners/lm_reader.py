@@ -56,6 +56,24 @@ from backends.nonce_lm import NonceLM, word_pattern
 log = logging.getLogger(__name__)
 
 
+# Worked examples for the fill-in-the-blank prompt: everyday words, none of them an
+# evaluation word (tests/backends/test_lm_reader.py checks every benchmark file).
+BLANK_SHOTS = (
+    ("The ___ chased the mouse around the barn.", "cat"),
+    ("___ is a hot drink made by pouring water over dried leaves.", "tea"),
+    ("She opened her ___ and paid for the groceries.", "purse"),
+)
+# The same with a verb and an adjective: shots of nouns only may lead the LM to answer
+# every blank with a noun, and verbs and adjectives are the reader's largest gap.
+MIXED_SHOTS = (
+    BLANK_SHOTS[0],
+    ("Please ___ the door when you leave.", "close"),
+    BLANK_SHOTS[1],
+    ("The soup was too ___ to eat, so we let it cool.", "hot"),
+    BLANK_SHOTS[2],
+)
+
+
 @dataclass(frozen=True)
 class ReaderConfig:
     # Temperature of the candidates' pooled scores (< 1 sharpens towards the top guess).
@@ -81,23 +99,18 @@ class ReaderConfig:
     # Read each candidate as its base form's row (drained -> drain) where WordNet and the
     # vocabulary have one.
     base_forms: bool = True
+    # The fill-in-the-blank prompt's worked examples: `BLANK_SHOTS` (three nouns) or
+    # `MIXED_SHOTS` (a verb and an adjective among them; measured, not shipped: see the
+    # model card, "Worked examples of every part of speech").
+    blank_shots: tuple[tuple[str, str], ...] = BLANK_SHOTS
 
 
-# Worked examples for the fill-in-the-blank prompt: everyday words, none of them an
-# evaluation word (tests/backends/test_lm_reader.py checks every benchmark file).
-BLANK_SHOTS = (
-    ("The ___ chased the mouse around the barn.", "cat"),
-    ("___ is a hot drink made by pouring water over dried leaves.", "tea"),
-    ("She opened her ___ and paid for the groceries.", "purse"),
-)
-
-
-def blank_prompt(sentence: str) -> str:
+def blank_prompt(sentence: str, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -> str:
     """The few-shot prompt asking which word fills the ___ in `sentence`. A base LM of
     this size does not follow a bare instruction (the gold word's median rank was ~800 of
     the vocabulary on DefGen dev); three worked examples bring it to ~70-150."""
-    shots = "".join(f"Sentence: {s}\nMissing word: {w}\n\n" for s, w in BLANK_SHOTS)
-    return f"{shots}Sentence: {sentence}\nMissing word:"
+    shown = "".join(f"Sentence: {s}\nMissing word: {w}\n\n" for s, w in shots)
+    return f"{shown}Sentence: {sentence}\nMissing word:"
 
 
 # English's closed classes: determiners, pronouns, prepositions, conjunctions, auxiliary
@@ -156,9 +169,10 @@ def slot_prior(lm: NonceLM) -> torch.Tensor:
 
 
 @torch.no_grad()
-def blank_prior(lm: NonceLM) -> torch.Tensor:
+def blank_prior(lm: NonceLM, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -> torch.Tensor:
     """[V] the fill-in-the-blank prompt's answer with no sentence around the blank."""
-    return lm.memo("blank_prior", lambda: slot_logprobs(lm, [lm.encode(blank_prompt("___."))])[0])
+    prompt = blank_prompt("___.", shots)
+    return lm.memo(("blank_prior", prompt), lambda: slot_logprobs(lm, [lm.encode(prompt)])[0])
 
 
 @lru_cache(maxsize=1)
@@ -220,12 +234,17 @@ def slot_logprobs(lm: NonceLM, prefixes: list[list[int]]) -> torch.Tensor:
 
 
 @torch.no_grad()
-def blank_logprobs(lm: NonceLM, word: str, examples: list[Example]) -> torch.Tensor:
+def blank_logprobs(
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    shots: tuple[tuple[str, str], ...] = BLANK_SHOTS,
+) -> torch.Tensor:
     """[V] the LM's answer to the fill-in-the-blank prompt, summed over the examples that
     use the word (product of experts, as for the slot)."""
     pattern = word_pattern(word)
     blanks = [pattern.sub("___", e.text) for e in examples if pattern.search(e.text)]
-    prompts = [lm.encode(blank_prompt(" ".join(b.split()))) for b in blanks]
+    prompts = [lm.encode(blank_prompt(" ".join(b.split()), shots)) for b in blanks]
     return slot_logprobs(lm, prompts).sum(0)
 
 
@@ -271,9 +290,9 @@ def candidate_scores(
         )
     blank = None
     if parts and config.from_blank:
-        blank = blank_logprobs(lm, word, examples)
+        blank = blank_logprobs(lm, word, examples, config.blank_shots)
         if config.prior_weight:
-            blank = blank - config.prior_weight * len(parts) * blank_prior(lm)
+            blank = blank - config.prior_weight * len(parts) * blank_prior(lm, config.blank_shots)
         candidates += (
             blank.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
         )

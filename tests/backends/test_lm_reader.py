@@ -12,6 +12,7 @@ from backends.inputs import Example
 from backends.learners.lm_reader import (
     BLANK_SHOTS,
     CLOSED_CLASS,
+    MIXED_SHOTS,
     ReaderConfig,
     base_form_ids,
     blank_logprobs,
@@ -120,7 +121,26 @@ def test_no_worked_example_answer_is_an_evaluation_word():
     from benchmarks.data import chimera_sources
 
     evaluated = excluded_words() | {w.lower() for pair in chimera_sources().values() for w in pair}
-    assert not {answer for _, answer in BLANK_SHOTS} & evaluated
+    assert not {answer for _, answer in (*BLANK_SHOTS, *MIXED_SHOTS)} & evaluated
+
+
+def test_the_reader_asks_with_its_own_worked_examples(tiny_lm):
+    prompt = blank_prompt("A ___ sang.", MIXED_SHOTS)
+    assert "Missing word: close\n" in prompt and "Missing word: hot\n" in prompt
+    examples = [Example("the small wug sang"), Example("a wug flew")]
+    pooled = blank_logprobs(tiny_lm, "wug", examples, MIXED_SHOTS)
+    prompts = [
+        tiny_lm.encode(blank_prompt(s, MIXED_SHOTS)) for s in ("the small ___ sang", "a ___ flew")
+    ]
+    assert torch.allclose(pooled, slot_logprobs(tiny_lm, prompts).sum(0), atol=1e-5)
+
+
+def test_each_set_of_worked_examples_has_its_own_prior(real_lm):
+    # (the tiny random LM's answer barely depends on the shots; the real one's does)
+    shipped = blank_prior(real_lm)
+    mixed = blank_prior(real_lm, MIXED_SHOTS)
+    own = slot_logprobs(real_lm, [real_lm.encode(blank_prompt("___.", MIXED_SHOTS))])[0]
+    assert torch.allclose(mixed, own, atol=1e-5) and not torch.allclose(mixed, shipped, atol=1e-2)
 
 
 def test_blank_answers_are_pooled_over_the_examples_that_use_the_word(tiny_lm):
