@@ -10,7 +10,10 @@ run's items, BERTScore, degenerate rate.
         --variants plain,shipped,oracle --json /tmp/verbs.json
 
 Variants: `shipped` (ReaderConfig()), `plain` (the product of experts as before the
-prior, candidates as read), `prior` (the prior only), `base` (base forms only), `oracle`.
+prior, candidates as read), `prior` (the prior only), `base` (base forms only),
+`mixed_shots` (the fill-in-the-blank prompt's worked examples with a verb and an
+adjective among its nouns), `mixed_prior_25` and `mixed_prior_75` (the same with a
+quarter or three quarters of the prior taken out), `oracle`.
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -30,6 +33,8 @@ VARIANTS = {
     "prior": ReaderConfig(base_forms=False),
     "base": ReaderConfig(prior_weight=0.0),
     "mixed_shots": ReaderConfig(blank_shots=MIXED_SHOTS),
+    "mixed_prior_25": ReaderConfig(blank_shots=MIXED_SHOTS, prior_weight=0.25),
+    "mixed_prior_75": ReaderConfig(blank_shots=MIXED_SHOTS, prior_weight=0.75),
 }
 
 

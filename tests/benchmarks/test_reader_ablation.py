@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backends.learners.lm_reader import MIXED_SHOTS
 from benchmarks.reader_ablation import VARIANTS, main, parse_items
 
 
@@ -11,12 +12,15 @@ def test_item_ranges_are_half_open_and_kept_in_order():
     assert parse_items("80:83,5:6") == [80, 81, 82, 5]
 
 
-def test_the_variants_differ_only_in_the_prior_and_base_forms():
+def test_each_variant_changes_what_its_name_says():
     shipped = VARIANTS["shipped"]
     assert shipped.prior_weight > 0 and shipped.base_forms
     assert (VARIANTS["plain"].prior_weight, VARIANTS["plain"].base_forms) == (0.0, False)
     assert VARIANTS["prior"].prior_weight == shipped.prior_weight
     assert VARIANTS["base"].base_forms and not VARIANTS["base"].prior_weight
+    assert VARIANTS["mixed_shots"].blank_shots == MIXED_SHOTS != shipped.blank_shots
+    assert [VARIANTS[f"mixed_prior_{p}"].prior_weight for p in (25, 75)] == [0.25, 0.75]
+    assert {VARIANTS[f"mixed_prior_{p}"].blank_shots for p in (25, 75)} == {MIXED_SHOTS}
 
 
 def test_an_unknown_variant_is_refused_before_any_model_loads(capsys):
