@@ -235,8 +235,12 @@ def held_out(run: dict) -> bool:
     a test file, or a task's items from its `held_out_from` on (`--offset`)."""
     task = TASKS.get(run.get("task", ""))
     start = task.held_out_from if task else None
-    offset = (run.get("settings") or {}).get("offset", 0)
-    return ".test." in run.get("data", "") or (start is not None and offset >= start)
+    return ".test." in run.get("data", "") or (start is not None and offset(run) >= start)
+
+
+def offset(run: dict) -> int:
+    """The items a run skipped (`--offset`; records from before it have none)."""
+    return (run.get("settings") or {}).get("offset", 0)
 
 
 def render(runs: list[dict]) -> str:
@@ -250,8 +254,7 @@ def render(runs: list[dict]) -> str:
             if mine:
                 lines += [f"### {name} (held out)", ""]
             for run in mine:  # one table per record: runs may cover different items
-                offset = (run.get("settings") or {}).get("offset", 0)
-                lines += [f"`{run['_file']}`, from item {offset + 1}:", ""]
+                lines += [f"`{run['_file']}`, from item {offset(run) + 1}:", ""]
                 lines += table(run["results"]) + [""]
     for name, task in TASKS.items():
         mine = [r for r in dev if r["task"] == name]
