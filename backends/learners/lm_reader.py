@@ -347,6 +347,5 @@ def right_scores(
         mask = torch.ones(n, len(before) + ids.shape[1], dtype=torch.long, device=lm.device)
         positions = torch.arange(len(before), mask.shape[1], device=lm.device).expand(n, -1)
         hidden = lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
-        logprobs = F.log_softmax(lm.logits(hidden[:, :-1], None).float(), dim=-1)  # [n, R, V]
-        total += logprobs.gather(-1, follow.expand(n, -1)[..., None])[..., 0].sum(-1)
+        total += lm.target_logprobs(hidden[:, :-1], follow.expand(n, -1)).sum(-1)  # [n, R] -> [n]
     return total

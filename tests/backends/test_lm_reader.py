@@ -222,6 +222,30 @@ def test_the_right_context_tells_a_fridge_from_an_oven(real_lm):
 
 
 @pytest.mark.integration
+def test_right_contexts_read_through_the_int8_layer_give_the_fp32_guess(real_lm):
+    """The right-context scores' normaliser comes from the int8 layer when it is on (the
+    app's CPU default); the guess stays the fp32 one's, as do its nearest words."""
+    from backends.neighbours import vocabulary_index
+
+    examples = [
+        Example("She opened the dax and took out a cold bottle of milk."),
+        Example("Put the butter back in the dax so it does not melt."),
+    ]
+    assert real_lm.head_int8 is not None
+    with_int8 = soft_guess(real_lm, "dax", examples)
+    layer, real_lm.head_int8 = real_lm.head_int8, None
+    try:
+        fp32 = soft_guess(real_lm, "dax", examples)
+    finally:
+        real_lm.head_int8 = layer
+    assert torch.nn.functional.cosine_similarity(with_int8, fp32, dim=0) > 0.999
+    index = vocabulary_index(real_lm, "input")
+    assert [n.token for n in index.search(with_int8, 3)[0]] == [
+        n.token for n in index.search(fp32, 3)[0]
+    ]
+
+
+@pytest.mark.integration
 def test_asked_outright_the_real_lm_names_a_word_that_starts_its_sentence(real_lm):
     from backends.neighbours import vocabulary_index
 

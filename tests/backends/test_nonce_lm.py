@@ -136,6 +136,28 @@ def test_int8_head_shortlists_and_the_choice_is_made_in_fp32():
     lm.head_int8 = None
 
 
+def test_target_logprobs_take_the_normaliser_from_the_int8_head_when_it_is_on():
+    """The reader's right-context scores: exact fp32 without the int8 head (and under a
+    gradient); with it, the target's logit exact and the normaliser within rounding."""
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    hidden = torch.randn(5, 3, lm.dim)
+    targets = torch.randint(0, lm.vocab_size, (5, 3))
+    with torch.no_grad():
+        full = torch.log_softmax(lm.logits(hidden, None).float(), dim=-1)
+        exact = full.gather(-1, targets[..., None])[..., 0]
+        assert torch.allclose(lm.target_logprobs(hidden, targets), exact, atol=1e-6)
+        lm.use_int8_head(outliers=4, shortlist=3)
+        close = lm.target_logprobs(hidden, targets)
+    assert close.shape == (5, 3)
+    assert not torch.equal(close, exact)  # the int8 normaliser is in use
+    assert (close - exact).abs().max() < 0.05
+    with torch.enable_grad():
+        assert torch.allclose(lm.target_logprobs(hidden, targets), exact, atol=1e-6)
+    lm.head_int8 = None
+
+
 def test_greedy_generation_with_the_int8_head_matches_fp32():
     from tests.conftest import build_tiny_lm
 
