@@ -103,12 +103,16 @@ shots) over `n` items. Choices that shape the numbers:
   `disk_touched` is the share of the file's 4 KiB pages that the 1,000 queries'
   candidates lie on. Runs used `--threads 1` (torch and faiss) on 2 cores shared with
   other benchmark processes.
-- int8: greedy definitions (centroid learner, 3 examples, DEFAULT_DECODING) of the first
-  n DefGen dev items with the fp32 and the int8 output layer, one item at a time, in one
-  process; `matching` = word-for-word identical; the record lists the ones that differ.
-  Since 2026-11-24 the int8 layer only shortlists 64 tokens per row, which the fp32
-  layer re-scores (`backends/int8_head.py`); the record before that (int8 logits
-  throughout: 27 of 40 matching, 1.58x) is in git history.
+- int8: greedy definitions (one learner, k examples, DEFAULT_DECODING) of n DefGen dev
+  items with the fp32 and the int8 output layer, one item at a time, in one process;
+  `matching` = word-for-word identical; the record lists the ones that differ. Since
+  2026-11-24 the int8 layer only shortlists 64 tokens per row, which the fp32 layer
+  re-scores (`backends/int8_head.py`); the record before that (int8 logits throughout:
+  27 of 40 matching, 1.58x) is in git history. Since 2026-11-25 the learner also learns
+  under each layer (`learn` rows): with the int8 layer on, college's LM reader takes
+  its right-context scores' normaliser from it (`NonceLM.target_logprobs`), so its
+  rows compare the vectors as well as the decoding. College rows of other tasks made
+  before 2026-11-25 read right contexts through the fp32 layer.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with

@@ -15,6 +15,8 @@ RUNS = {
     "defgen": ["--learner", "all", "--shots", "1", "--max-new-tokens", "8"],
     "cloze": ["--learner", "all"],
     "tournament": ["--learner", "centroid,prompting", "--shots", "1", "--max-new-tokens", "8"],
+    # college: its reader scores right contexts through the int8 layer when it is on
+    "int8": ["--learner", "college", "--shots", "1", "--max-new-tokens", "8"],
     "perf": [
         "--learner",
         "centroid",
@@ -62,6 +64,14 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     assert "define, batch of all / one learner" in cases
     # the int8 layer only shortlists: the fp32 choice, so the same definitions
     assert [r["matching"] for r in perf if r["learner"] == "int8/fp32"] == [1.0]
+
+    int8 = json.loads((tmp_path / "int8.json").read_text())["results"]
+    assert {r["case"] for r in int8 if r["learner"] == "fp32 (college, items 1-2)"} == {
+        "learn",
+        "define",
+    }
+    (match,) = [r for r in int8 if r["case"].startswith("define, int8 head")]
+    assert 0 <= match["matching"] <= 1 and len(match["config"]["differing"]) <= 2
 
     from demo.store import VoteStore
 
