@@ -21,6 +21,9 @@ def test_each_variant_changes_what_its_name_says():
     assert VARIANTS["mixed_shots"].blank_shots == MIXED_SHOTS != shipped.blank_shots
     assert [VARIANTS[f"mixed_prior_{p}"].prior_weight for p in (25, 75)] == [0.25, 0.75]
     assert {VARIANTS[f"mixed_prior_{p}"].blank_shots for p in (25, 75)} == {MIXED_SHOTS}
+    pool = VARIANTS["mixed_pool_64"]
+    assert (pool.from_slot, pool.from_blank, pool.blank_shots) == (64, 64, MIXED_SHOTS)
+    assert (shipped.from_slot, shipped.from_blank) == (16, 16)
 
 
 def test_an_unknown_variant_is_refused_before_any_model_loads(capsys):
