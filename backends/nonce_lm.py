@@ -197,18 +197,15 @@ class NonceLM:
         reader's right-context scores slow (13 of a 3-example reading's 18 s), and the int8
         one is several times faster; the scores move by hundredths of a nat (model card,
         "Latency")."""
-        if self.head_int8 is None or torch.is_grad_enabled():
-            logprobs = F.log_softmax(self.logits(hidden, None).float(), dim=-1)
-            return logprobs.gather(-1, targets[..., None])[..., 0]
-        logits = self.head_int8(hidden).float()  # [..., V]
-        exact = (hidden.float() * self.head.weight[targets].float()).sum(-1)  # [...]
-        if self.head.bias is not None:
-            exact = exact + self.head.bias[targets].float()
-        if self.softcap:
-            logits = torch.tanh(logits / self.softcap) * self.softcap
-            exact = torch.tanh(exact / self.softcap) * self.softcap
-        logits.scatter_(-1, targets[..., None], exact[..., None])
-        return exact - torch.logsumexp(logits, dim=-1)
+        logits = self.logits(hidden, None, choosing=True).float()  # [..., V]
+        if self.head_int8 is not None and not torch.is_grad_enabled():  # int8 was read
+            exact = (hidden.float() * self.head.weight[targets].float()).sum(-1)  # [...]
+            if self.head.bias is not None:
+                exact = exact + self.head.bias[targets].float()
+            if self.softcap:
+                exact = torch.tanh(exact / self.softcap) * self.softcap
+            logits = logits.scatter(-1, targets[..., None], exact[..., None])
+        return logits.gather(-1, targets[..., None])[..., 0] - torch.logsumexp(logits, dim=-1)
 
     def hidden(
         self,
