@@ -14,7 +14,8 @@ prior, candidates as read), `prior` (the prior only), `base` (base forms only),
 `mixed_shots` (the fill-in-the-blank prompt's worked examples with a verb and an
 adjective among its nouns), `mixed_prior_25` and `mixed_prior_75` (the same with a
 quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed shots with
-64 candidates each from the slot and the blank prompt, not 16), `oracle`.
+64 candidates each from the slot and the blank prompt, not 16), `mixed_pool_64_right_40`
+(that pool with only its best 40 by left and blank scores read on the right), `oracle`.
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -39,6 +40,11 @@ VARIANTS = {
     # four times the candidates from the slot and from the blank prompt: on 60 dev verbs
     # and adjectives the word itself was a candidate in 0.30 / 0.27 of them as shipped
     "mixed_pool_64": ReaderConfig(blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64),
+    # the same pool with only its best 40 by left and blank scores read on the right,
+    # about as many as 16 + 16 + 8 before: the wider pool at the old reading time
+    "mixed_pool_64_right_40": ReaderConfig(
+        blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40
+    ),
 }
 
 

@@ -87,6 +87,10 @@ class ReaderConfig:
     # is put in the word's place and scored on how well the LM then predicts the tokens
     # that follow, in one batch.
     right_tokens: int = 4
+    # Candidates read on the right, the best by their left and blank scores (0: all of
+    # them): reading the right context is most of the reader's time (a softmax over the
+    # vocabulary per candidate and token), so a wider pool is read on the left first.
+    right_pool: int = 0
     # Candidates taken from the LM asked outright, in a few-shot fill-in-the-blank prompt
     # (`BLANK_SHOTS`), pooled over examples: the only reading of the whole sentence a
     # causal LM gives before the word, so the one source when the word starts it.
@@ -306,6 +310,10 @@ def candidate_scores(
     if blank is not None and config.blank_weight:
         scores = scores + config.blank_weight * blank[index]
     if config.right_tokens > 0:
+        if 0 < config.right_pool < len(candidates):
+            kept = scores.topk(config.right_pool).indices.sort().values  # keep their order
+            index, scores = index[kept], scores[kept]
+            candidates = index.tolist()
         scores = scores + right_scores(lm, parts, index, config)
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, candidates), device=lm.device)

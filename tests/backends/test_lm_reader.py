@@ -89,6 +89,22 @@ def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
     assert torch.allclose(guess, expected, atol=1e-5)
 
 
+def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
+    from backends.learners.lm_reader import candidate_scores
+
+    examples = [Example("the small wug sang at night"), Example("my daughter fed the wug")]
+    plain = dict(from_blank=0, prior_weight=0.0, base_forms=False, right_tokens=2)
+    every, every_scores = candidate_scores(tiny_lm, "wug", examples, ReaderConfig(**plain))
+    cut, cut_scores = candidate_scores(
+        tiny_lm, "wug", examples, ReaderConfig(right_pool=4, **plain)
+    )
+    # the 4 best by their left scores, in the pool's order, then read on the right
+    left = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)[every]
+    assert cut.tolist() == every[left.topk(4).indices.sort().values].tolist()
+    # read on the right, a kept candidate scores as it did in the whole pool
+    assert torch.allclose(cut_scores, every_scores[left.topk(4).indices.sort().values], atol=1e-5)
+
+
 def test_the_blank_prior_is_the_prompt_with_no_sentence(tiny_lm):
     expected = slot_logprobs(tiny_lm, [tiny_lm.encode(blank_prompt("___."))])[0]
     assert torch.allclose(blank_prior(tiny_lm), expected)
