@@ -15,7 +15,9 @@ prior, candidates as read), `prior` (the prior only), `base` (base forms only),
 adjective among its nouns), `mixed_prior_25` and `mixed_prior_75` (the same with a
 quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed shots with
 64 candidates each from the slot and the blank prompt, not 16), `mixed_pool_64_right_40`
-(that pool with only its best 40 by left and blank scores read on the right), `oracle`.
+(that pool with only its best 40 by left and blank scores read on the right),
+`mixed_pool_64_right_40_first_1` (the same cut after reading the pool's first right-context
+token), `oracle`.
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -44,6 +46,10 @@ VARIANTS = {
     # about as many as 16 + 16 + 8 before: the wider pool at the old reading time
     "mixed_pool_64_right_40": ReaderConfig(
         blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40
+    ),
+    # the same cut made after reading the whole pool's first right-context token
+    "mixed_pool_64_right_40_first_1": ReaderConfig(
+        blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40, cut_on_right=1
     ),
 }
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import torch
@@ -91,6 +91,9 @@ class ReaderConfig:
     # them): reading the right context is most of the reader's time (a softmax over the
     # vocabulary per candidate and token), so a wider pool is read on the left first.
     right_pool: int = 0
+    # Right-context tokens read for the whole pool before that cut (0: cut on the left
+    # and blank scores alone): one token costs about a quarter of four.
+    cut_on_right: int = 0
     # Candidates taken from the LM asked outright, in a few-shot fill-in-the-blank prompt
     # (`BLANK_SHOTS`), pooled over examples: the only reading of the whole sentence a
     # causal LM gives before the word, so the one source when the word starts it.
@@ -311,7 +314,11 @@ def candidate_scores(
         scores = scores + config.blank_weight * blank[index]
     if config.right_tokens > 0:
         if 0 < config.right_pool < len(candidates):
-            kept = scores.topk(config.right_pool).indices.sort().values  # keep their order
+            ranking = scores
+            if config.cut_on_right:
+                first = replace(config, right_tokens=config.cut_on_right)
+                ranking = scores + right_scores(lm, parts, index, first)
+            kept = ranking.topk(config.right_pool).indices.sort().values  # keep their order
             index, scores = index[kept], scores[kept]
             candidates = index.tolist()
         scores = scores + right_scores(lm, parts, index, config)
@@ -336,8 +343,8 @@ def right_scores(
     """[n] summed log p(next `right_tokens` tokens | left context, candidate) over examples.
 
     Per example, the left context is read once and its key/value cache shared by the n
-    candidates, which then read only [candidate, right context]: n x (1 + R) tokens
-    instead of n whole sentences."""
+    candidates, which then read only [candidate, right context but its last token]: n x R
+    tokens instead of n whole sentences (the last token is only predicted, never read)."""
     from transformers import DynamicCache
 
     n = len(candidates)
@@ -351,9 +358,9 @@ def right_scores(
         cache = cache.past_key_values
         cache.batch_repeat_interleave(n)
         follow = torch.tensor(after, device=lm.device)  # [R]
-        ids = torch.cat([candidates[:, None], follow.expand(n, -1)], dim=1)  # [n, 1 + R]
+        ids = torch.cat([candidates[:, None], follow[:-1].expand(n, -1)], dim=1)  # [n, R]
         mask = torch.ones(n, len(before) + ids.shape[1], dtype=torch.long, device=lm.device)
         positions = torch.arange(len(before), mask.shape[1], device=lm.device).expand(n, -1)
         hidden = lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
-        total += lm.target_logprobs(hidden[:, :-1], follow.expand(n, -1)).sum(-1)  # [n, R] -> [n]
+        total += lm.target_logprobs(hidden, follow.expand(n, -1)).sum(-1)  # [n, R] -> [n]
     return total

@@ -90,7 +90,7 @@ def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
 
 
 def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
-    from backends.learners.lm_reader import candidate_scores
+    from backends.learners.lm_reader import candidate_scores, right_scores, split_at_word
 
     examples = [Example("the small wug sang at night"), Example("my daughter fed the wug")]
     plain = dict(from_blank=0, prior_weight=0.0, base_forms=False, right_tokens=2)
@@ -103,6 +103,14 @@ def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
     assert cut.tolist() == every[left.topk(4).indices.sort().values].tolist()
     # read on the right, a kept candidate scores as it did in the whole pool
     assert torch.allclose(cut_scores, every_scores[left.topk(4).indices.sort().values], atol=1e-5)
+    # cut after the pool's first right-context token: ranked by left + that token's score
+    first = ReaderConfig(right_pool=4, cut_on_right=1, **plain)
+    cut_first, _ = candidate_scores(tiny_lm, "wug", examples, first)
+    parts = split_at_word(tiny_lm, "wug", examples)
+    ranking = left + right_scores(
+        tiny_lm, parts, every, ReaderConfig(**{**plain, "right_tokens": 1})
+    )
+    assert cut_first.tolist() == every[ranking.topk(4).indices.sort().values].tolist()
 
 
 def test_the_blank_prior_is_the_prompt_with_no_sentence(tiny_lm):
