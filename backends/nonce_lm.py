@@ -178,7 +178,7 @@ class NonceLM:
 
         `choosing`: only the next token's choice needs them (generation), so the int8
         head may draw up the candidates, when it is on."""
-        if choosing and self.head_int8 is not None and not torch.is_grad_enabled():
+        if choosing and self._int8_may_choose():
             logits = self.head_int8(hidden)
         else:
             logits = self.head(hidden)
@@ -187,6 +187,10 @@ class NonceLM:
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
+
+    def _int8_may_choose(self) -> bool:
+        """The int8 head is on and no gradient has to flow through the output layer."""
+        return self.head_int8 is not None and not torch.is_grad_enabled()
 
     def target_logprobs(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """[..., d] final hidden states, [...] vocabulary ids -> [...] log p(target | state).
@@ -198,7 +202,7 @@ class NonceLM:
         one is several times faster; the scores move by hundredths of a nat (model card,
         "Latency")."""
         logits = self.logits(hidden, None, choosing=True).float()  # [..., V]
-        if self.head_int8 is not None and not torch.is_grad_enabled():  # int8 was read
+        if self._int8_may_choose():  # the normaliser came from the int8 head
             exact = (hidden.float() * self.head.weight[targets].float()).sum(-1)  # [...]
             if self.head.bias is not None:
                 exact = exact + self.head.bias[targets].float()

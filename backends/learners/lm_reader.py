@@ -320,10 +320,9 @@ def candidate_scores(
                 ranking = scores + right_scores(lm, parts, index, first)
             kept = ranking.topk(config.right_pool).indices.sort().values  # keep their order
             index, scores = index[kept], scores[kept]
-            candidates = index.tolist()
         scores = scores + right_scores(lm, parts, index, config)
     if config.base_forms:
-        index = torch.tensor(base_form_ids(lm, candidates), device=lm.device)
+        index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
     return index, scores
 
 
