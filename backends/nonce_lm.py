@@ -211,6 +211,41 @@ class NonceLM:
             logits = logits.scatter(-1, targets[..., None], exact[..., None])
         return logits.gather(-1, targets[..., None])[..., 0] - torch.logsumexp(logits, dim=-1)
 
+    @torch.no_grad()
+    def shared_target_logprobs(
+        self, hidden: torch.Tensor, targets: torch.Tensor, shortlist: int
+    ) -> torch.Tensor:
+        """[n, R, d] states of n readings of the same R targets (the LM reader's candidates,
+        each followed by one right context), [R] ids -> [n, R] approximate log p(target).
+
+        Each softmax's normaliser is summed exactly over a `shortlist` shared by the n
+        rows: the tokens that their mean state ranks highest at that position; the rest of
+        the vocabulary adds the share it has under that mean state (a self-normalised
+        estimate, as in sampled softmax; Jean et al. 2015). One [R x V] product replaces
+        n of them. A row whose own likely tokens are off the shortlist is under-normalised
+        (its score too high, by up to ~10-20 nats at 1024 on dev items), so callers re-read
+        their best rows exactly (`lm_reader.right_scores`)."""
+        weight = self.head.weight
+        reference = self.logits(hidden.float().mean(0).to(hidden.dtype), None).float()  # [R, V]
+        size = min(shortlist, self.vocab_size)
+        chosen = reference.topk(size, dim=-1).indices  # [R, K]
+        everything = torch.logsumexp(reference, dim=-1)  # [R]
+        listed = torch.logsumexp(reference.gather(-1, chosen), dim=-1)  # [R]
+        # log(mass off the list / mass on it) under the mean state; -inf when nothing is off
+        rest = torch.log(-torch.expm1((listed - everything).clamp(max=0.0))) + everything - listed
+        columns = torch.cat([chosen, targets[:, None]], dim=-1)  # [R, K + 1]
+        logits = torch.einsum("nrd,rkd->nrk", hidden.float(), weight[columns].float())
+        if self.head.bias is not None:
+            logits = logits + self.head.bias[columns].float()
+        if self.softcap:
+            logits = torch.tanh(logits / self.softcap) * self.softcap
+        normaliser = torch.logsumexp(logits[..., :size], dim=-1) + F.softplus(rest)  # [n, R]
+        # a target off the shortlist is added to its own normaliser, so that no score tops
+        # 0 when the mean state's share of the rest misses what this row predicts
+        off = ~(chosen == targets[:, None]).any(-1)  # [R]
+        normaliser = torch.where(off, torch.logaddexp(normaliser, logits[..., size]), normaliser)
+        return logits[..., size] - normaliser
+
     def hidden(
         self,
         ids: torch.Tensor,

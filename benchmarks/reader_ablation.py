@@ -9,15 +9,17 @@ run's items, BERTScore, degenerate rate.
     python -m benchmarks.reader_ablation --items 80:140 --shots 1,3 \\
         --variants plain,shipped,oracle --json /tmp/verbs.json
 
-Variants: `shipped` (ReaderConfig()), `plain` (the product of experts as before the
-prior, candidates as read), `prior` (the prior only), `base` (base forms only),
+Variants: `shipped` (ReaderConfig(), today's reader), `v3` (the third version, which
+the rest were measured against and are built from), `plain` (the product of experts as
+before the prior, candidates as read), `prior` (the prior only), `base` (base forms only),
 `mixed_shots` (the fill-in-the-blank prompt's worked examples with a verb and an
 adjective among its nouns), `mixed_prior_25` and `mixed_prior_75` (the same with a
 quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed shots with
 64 candidates each from the slot and the blank prompt, not 16), `mixed_pool_64_right_40`
 (that pool with only its best 40 by left and blank scores read on the right),
 `mixed_pool_64_right_40_first_1` (the same cut after reading the pool's first right-context
-token), `oracle`.
+token), `mixed_pool_64_shortlist` (the whole pool, every right-context softmax over a
+shared shortlist of 1024 tokens but the best 16 candidates': the fourth version), `oracle`.
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -29,27 +31,38 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, replace
 
-from backends.learners.lm_reader import MIXED_SHOTS, ReaderConfig
+from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
+
+# The reader's third version, which the variants below were measured against (16 + 16
+# candidates, nouns as worked examples, every right-context softmax over the whole
+# vocabulary); "shipped" is whatever `ReaderConfig()` is today.
+V3 = ReaderConfig(from_slot=16, from_blank=16, blank_shots=BLANK_SHOTS, exact_right=0)
 
 VARIANTS = {
     "shipped": ReaderConfig(),
-    "plain": ReaderConfig(prior_weight=0.0, base_forms=False),
-    "prior": ReaderConfig(base_forms=False),
-    "base": ReaderConfig(prior_weight=0.0),
-    "mixed_shots": ReaderConfig(blank_shots=MIXED_SHOTS),
-    "mixed_prior_25": ReaderConfig(blank_shots=MIXED_SHOTS, prior_weight=0.25),
-    "mixed_prior_75": ReaderConfig(blank_shots=MIXED_SHOTS, prior_weight=0.75),
+    "v3": V3,
+    "plain": replace(V3, prior_weight=0.0, base_forms=False),
+    "prior": replace(V3, base_forms=False),
+    "base": replace(V3, prior_weight=0.0),
+    "mixed_shots": replace(V3, blank_shots=MIXED_SHOTS),
+    "mixed_prior_25": replace(V3, blank_shots=MIXED_SHOTS, prior_weight=0.25),
+    "mixed_prior_75": replace(V3, blank_shots=MIXED_SHOTS, prior_weight=0.75),
     # four times the candidates from the slot and from the blank prompt: on 60 dev verbs
     # and adjectives the word itself was a candidate in 0.30 / 0.27 of them as shipped
-    "mixed_pool_64": ReaderConfig(blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64),
+    "mixed_pool_64": replace(V3, blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64),
     # the same pool with only its best 40 by left and blank scores read on the right,
     # about as many as 16 + 16 + 8 before: the wider pool at the old reading time
-    "mixed_pool_64_right_40": ReaderConfig(
-        blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40
+    "mixed_pool_64_right_40": replace(
+        V3, blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40
     ),
     # the same cut made after reading the whole pool's first right-context token
-    "mixed_pool_64_right_40_first_1": ReaderConfig(
-        blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40, cut_on_right=1
+    "mixed_pool_64_right_40_first_1": replace(
+        V3, blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, right_pool=40, cut_on_right=1
+    ),
+    # that pool with the right context's softmaxes over a shared shortlist but for the
+    # best 16 candidates (the fourth version, shipped)
+    "mixed_pool_64_shortlist": replace(
+        V3, blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, exact_right=16
     ),
 }
 

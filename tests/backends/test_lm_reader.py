@@ -24,6 +24,7 @@ from backends.learners.lm_reader import (
     slot_prior,
     soft_guess,
     word_tokens,
+    worked_examples,
 )
 
 needs_wordnet = pytest.mark.skipif(
@@ -111,6 +112,52 @@ def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
         tiny_lm, parts, every, ReaderConfig(**{**plain, "right_tokens": 1})
     )
     assert cut_first.tolist() == every[ranking.topk(4).indices.sort().values].tolist()
+
+
+def test_only_the_best_candidates_need_the_full_softmax_on_the_right(tiny_lm):
+    from backends.learners.lm_reader import right_scores, split_at_word
+
+    examples = [Example("the small wug sang at night"), Example("my daughter fed the wug well")]
+    parts = split_at_word(tiny_lm, "wug", examples)
+    candidates = torch.tensor([w for w in range(5, 45)])  # 40 candidates
+    full = ReaderConfig(right_tokens=3, exact_right=0)
+    exact = right_scores(tiny_lm, parts, candidates, full)
+    ranking = torch.linspace(2.0, 0.0, 40)  # their left scores: the first ones lead
+    short = replace(full, exact_right=8, right_shortlist=16)
+    cheap = right_scores(tiny_lm, parts, candidates, short, ranking=ranking)
+    shortlisted = torch.zeros(40)
+    for before, after in parts:  # every candidate on the shared shortlist alone
+        hidden = _right_states(tiny_lm, before, after[:3], candidates)
+        shortlisted += tiny_lm.shared_target_logprobs(hidden, torch.tensor(after[:3]), 16).sum(-1)
+    best = (ranking + shortlisted).topk(8).indices
+    rest = torch.ones(40, dtype=torch.bool).index_fill(0, best, False)
+    assert torch.allclose(cheap[best], exact[best], atol=1e-4)  # re-read in full
+    assert torch.allclose(cheap[rest], shortlisted[rest], atol=1e-4)
+    assert not torch.allclose(cheap, exact, atol=1e-3)  # the shortlist was in use
+    # as many exact reads as candidates: the full softmax throughout
+    every = right_scores(tiny_lm, parts, candidates, replace(short, exact_right=40))
+    assert torch.allclose(every, exact, atol=1e-5)
+
+
+def _right_states(lm, before, after, candidates):
+    """[n, R, d] final states of [before, candidate, after but its last token], read whole."""
+    seqs = [[*before, c, *after[:-1]] for c in candidates.tolist()]
+    ids, mask = lm.pad(seqs, left=False)
+    with torch.no_grad():
+        return lm.hidden(ids, mask, None).last_hidden_state[:, len(before) :]
+
+
+def test_the_blank_prompts_read_their_worked_examples_once(tiny_lm):
+    """The worked examples every blank prompt starts with are read once and kept: the
+    answers are those of each prompt read whole."""
+    prompts = [tiny_lm.encode(blank_prompt(s)) for s in ("the small ___ sang", "a ___ flew off")]
+    shared = tiny_lm.encode(worked_examples())
+    assert all(p[: len(shared)] == shared for p in prompts)
+    whole = slot_logprobs(tiny_lm, prompts)
+    assert torch.allclose(slot_logprobs(tiny_lm, prompts, shared=shared), whole, atol=1e-4)
+    assert torch.allclose(slot_logprobs(tiny_lm, prompts, shared=shared), whole, atol=1e-4)  # kept
+    other = tiny_lm.encode("Sentence: something else")
+    assert torch.allclose(slot_logprobs(tiny_lm, prompts, shared=other), whole)  # read whole
 
 
 def test_the_blank_prior_is_the_prompt_with_no_sentence(tiny_lm):

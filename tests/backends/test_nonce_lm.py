@@ -219,3 +219,25 @@ def test_grouped_prefill_matches_one_padded_batch(tiny_lm):
     assert torch.allclose(last, one.last_hidden_state[:, -1], atol=1e-5)
     # (what the rows then generate: test_batched_generation_equals_one_by_one, whose
     # prompts are read in two groups too)
+
+
+def test_a_shared_shortlist_normaliser_is_exact_when_it_holds_the_vocabulary():
+    """The LM reader's cheap right-context scores: with the whole vocabulary on the
+    shortlist they are the full softmax's; with a short one, rows near their mean state
+    (whose likely tokens the list holds) stay close, and no score tops 0."""
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    torch.manual_seed(0)
+    centre = torch.randn(1, 3, lm.dim)
+    hidden = centre + 0.05 * torch.randn(6, 3, lm.dim)  # six readings, three targets
+    targets = torch.randint(0, lm.vocab_size, (3,))
+    with torch.no_grad():
+        exact = lm.target_logprobs(hidden, targets.expand(6, -1))
+        whole = lm.shared_target_logprobs(hidden, targets, shortlist=lm.vocab_size)
+        short = lm.shared_target_logprobs(hidden, targets, shortlist=lm.vocab_size // 4)
+    assert torch.allclose(whole, exact, atol=1e-5)
+    assert 1e-4 < (short - exact).abs().max() < 0.05
+    far = torch.randn(6, 3, lm.dim) * 3  # rows unlike each other: rough, never above 0
+    with torch.no_grad():
+        assert (lm.shared_target_logprobs(far, targets, shortlist=4) <= 1e-6).all()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from backends.learners.lm_reader import MIXED_SHOTS
+from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
 from benchmarks.reader_ablation import VARIANTS, main, parse_items
 
 
@@ -13,17 +15,20 @@ def test_item_ranges_are_half_open_and_kept_in_order():
 
 
 def test_each_variant_changes_what_its_name_says():
-    shipped = VARIANTS["shipped"]
-    assert shipped.prior_weight > 0 and shipped.base_forms
+    v3 = VARIANTS["v3"]
+    assert v3.prior_weight > 0 and v3.base_forms
+    assert (v3.from_slot, v3.from_blank, v3.blank_shots, v3.exact_right) == (16, 16, BLANK_SHOTS, 0)
     assert (VARIANTS["plain"].prior_weight, VARIANTS["plain"].base_forms) == (0.0, False)
-    assert VARIANTS["prior"].prior_weight == shipped.prior_weight
+    assert VARIANTS["prior"].prior_weight == v3.prior_weight
     assert VARIANTS["base"].base_forms and not VARIANTS["base"].prior_weight
-    assert VARIANTS["mixed_shots"].blank_shots == MIXED_SHOTS != shipped.blank_shots
+    assert VARIANTS["mixed_shots"].blank_shots == MIXED_SHOTS != v3.blank_shots
     assert [VARIANTS[f"mixed_prior_{p}"].prior_weight for p in (25, 75)] == [0.25, 0.75]
     assert {VARIANTS[f"mixed_prior_{p}"].blank_shots for p in (25, 75)} == {MIXED_SHOTS}
     pool = VARIANTS["mixed_pool_64"]
     assert (pool.from_slot, pool.from_blank, pool.blank_shots) == (64, 64, MIXED_SHOTS)
-    assert (shipped.from_slot, shipped.from_blank) == (16, 16)
+    assert pool.exact_right == 0  # as measured before the shortlist
+    assert VARIANTS["mixed_pool_64_shortlist"] == replace(pool, exact_right=16)
+    assert VARIANTS["shipped"] == ReaderConfig() == VARIANTS["mixed_pool_64_shortlist"]
 
 
 def test_an_unknown_variant_is_refused_before_any_model_loads(capsys):
