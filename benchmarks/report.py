@@ -45,7 +45,10 @@ shots) over `n` items. Choices that shape the numbers:
   `examples_in_prompt` in their config: the vectors, so Chimera and Nonce, are the same);
   rows named `college (reader v2)` are the reader before it took half the LM's prior out
   of each example's evidence and read its candidates at their base forms (no
-  `prior_weight` in their config's `reader`). Its
+  `prior_weight` in their config's `reader`); rows named `college (reader v3)` are the
+  reader before its fourth version: 16 + 16 candidates, nouns as the blank prompt's
+  worked examples, every right-context softmax over the whole vocabulary (no
+  `exact_right` in their config's `reader`). Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
