@@ -42,6 +42,7 @@ If no example uses the word the reader says nothing, and the generator alone is 
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from dataclasses import dataclass, replace
@@ -264,25 +265,30 @@ def _logprobs_after(lm: NonceLM, shared: list[int], rests: list[list[int]]) -> t
     """[k, V] next-token log-probabilities after `shared` + each of `rests`, reading
     `shared` from a key/value cache kept on the LM (right padding: a causal LM's real
     tokens never see the pads after them)."""
-    import copy
-
-    from transformers import DynamicCache
-
-    def read_shared():
-        ids = torch.tensor([shared], device=lm.device)
-        return lm.hidden(ids, torch.ones_like(ids), None, past=DynamicCache()).past_key_values
-
-    cache = copy.deepcopy(lm.memo(("shared_prefix", tuple(shared)), read_shared))
-    cache.batch_repeat_interleave(len(rests))
+    kept = lm.memo(("shared_prefix", tuple(shared)), lambda: _prefix_cache(lm, shared))
     ids, mask = lm.pad(rests, left=False)  # [k, R]
-    mask = torch.cat(
-        [torch.ones(len(rests), len(shared), dtype=mask.dtype, device=mask.device), mask], 1
-    )
-    positions = torch.arange(len(shared), mask.shape[1], device=lm.device).expand(len(rests), -1)
-    hidden = lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
+    hidden = _read_after(lm, copy.deepcopy(kept), len(shared), ids, mask)  # reading extends it
     last = torch.tensor([len(r) - 1 for r in rests], device=lm.device)
     hidden = hidden[torch.arange(len(rests), device=lm.device), last]  # [k, d]
     return F.log_softmax(lm.logits(hidden, None).float(), dim=-1)
+
+
+def _prefix_cache(lm: NonceLM, prefix: list[int]):
+    """The key/value cache of one token sequence, to be read after."""
+    from transformers import DynamicCache
+
+    ids = torch.tensor([prefix], device=lm.device)
+    return lm.hidden(ids, torch.ones_like(ids), None, past=DynamicCache()).past_key_values
+
+
+def _read_after(lm: NonceLM, cache, width: int, ids: torch.Tensor, mask: torch.Tensor):
+    """[n, R, d] final states of n rows of ids ([n, R], mask [n, R]) read after one cached
+    sequence of `width` tokens, which the n rows share (the cache is repeated in place)."""
+    n = ids.shape[0]
+    cache.batch_repeat_interleave(n)
+    mask = torch.cat([torch.ones(n, width, dtype=mask.dtype, device=mask.device), mask], 1)
+    positions = torch.arange(width, mask.shape[1], device=lm.device).expand(n, -1)
+    return lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
 
 
 @torch.no_grad()
@@ -398,8 +404,6 @@ def right_scores(
     over a shortlist the candidates share; the best `exact_right` by `ranking` (their
     other scores, if any) plus these are then scored with the full softmax, so an
     under-normalised candidate cannot stay on top (model card, "A shared shortlist")."""
-    from transformers import DynamicCache
-
     n = len(candidates)
     shared = 0 < config.exact_right < n
     total = torch.zeros(n, device=lm.device)
@@ -408,15 +412,9 @@ def right_scores(
         after = after[: config.right_tokens]
         if not after:
             continue
-        prefix = torch.tensor([before], device=lm.device)  # [1, P]
-        cache = lm.hidden(prefix, torch.ones_like(prefix), None, past=DynamicCache())
-        cache = cache.past_key_values
-        cache.batch_repeat_interleave(n)
         follow = torch.tensor(after, device=lm.device)  # [R]
         ids = torch.cat([candidates[:, None], follow[:-1].expand(n, -1)], dim=1)  # [n, R]
-        mask = torch.ones(n, len(before) + ids.shape[1], dtype=torch.long, device=lm.device)
-        positions = torch.arange(len(before), mask.shape[1], device=lm.device).expand(n, -1)
-        hidden = lm.hidden(ids, mask, None, past=cache, positions=positions).last_hidden_state
+        hidden = _read_after(lm, _prefix_cache(lm, before), len(before), ids, torch.ones_like(ids))
         if shared:
             total += lm.shared_target_logprobs(hidden, follow, config.right_shortlist).sum(-1)
             readings.append((hidden, follow))

@@ -119,7 +119,7 @@ def test_only_the_best_candidates_need_the_full_softmax_on_the_right(tiny_lm):
 
     examples = [Example("the small wug sang at night"), Example("my daughter fed the wug well")]
     parts = split_at_word(tiny_lm, "wug", examples)
-    candidates = torch.tensor([w for w in range(5, 45)])  # 40 candidates
+    candidates = torch.arange(5, 45)  # 40 candidates
     full = ReaderConfig(right_tokens=3, exact_right=0)
     exact = right_scores(tiny_lm, parts, candidates, full)
     ranking = torch.linspace(2.0, 0.0, 40)  # their left scores: the first ones lead
