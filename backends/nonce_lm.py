@@ -355,7 +355,7 @@ class NonceLM:
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
         generator = sampler(decoding)
-        forms = self.token_forms() if decoding.no_repeat_ngram else None
+        forms = self.token_forms() if decoding.no_repeat_ngram or decoding.word_uses else None
         hidden, cache, mask = self.prefill(prompts, slot)
         positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
         new: list[list[int]] = [[] for _ in prompts]

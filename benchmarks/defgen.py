@@ -6,7 +6,8 @@ generation, decoded by backends.definitions.DEFAULT_DECODING), keep the first se
 and score it against the reference gloss with BERTScore F1 (local encoder) and ROUGE-L;
 and as a reader would: identification (is the definition closer, by mean-pooled sentence
 embedding cosine, to its own reference than to each of 29 others from the same file?
-chance 1/30) and the degenerate rate (empty, says the word, or repeats a word 3-gram).
+chance 1/30) and the degenerate rate (empty, says the word, repeats a word 3-gram, or says
+a content word three times or a word right after itself).
 The oracle row is the LM defining the real word (its own tokens, same probe and
 decoding): the ceiling for any learner; "gap closed" = (learner - centroid) / (oracle -
 centroid). Every definition is kept in the run record.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from backends.ranking import average_ranks, median_rank, mrr, pearson, reciprocal_rank, spearman
@@ -29,6 +30,7 @@ __all__ = [
     "rank_of",
     "reciprocal_rank",
     "repeats_ngram",
+    "repeats_word",
     "rouge_l",
     "spearman",
     "tokens",
@@ -92,13 +94,25 @@ def repeats_ngram(words: Sequence[str], n: int = 3) -> bool:
     return len(grams) != len(set(grams))
 
 
+def repeats_word(words: Sequence[str], limit: int = 3) -> bool:
+    """Whether a content word is said `limit` or more times ('a shed or shed is a shed'), or
+    any word right after itself ('past events, events'): loops no n-gram repeats."""
+    from backends.function_words import FUNCTION_WORDS
+
+    content = Counter(w for w in words if w not in FUNCTION_WORDS and any(c.isalpha() for c in w))
+    stutter = any(a == b for a, b in zip(words, words[1:]))
+    return stutter or max(content.values(), default=0) >= limit
+
+
 def degenerate(definition: str, word: str) -> bool:
     """A definition no reader can use: empty, saying the defined word (or an inflection of
-    it) again, or repeating a word 3-gram."""
+    it) again, repeating a word 3-gram, or looping on a word (`repeats_word`)."""
     from backends.nonce_lm import word_pattern
 
     said = tokens(definition)
-    return not said or bool(word_pattern(word).search(definition)) or repeats_ngram(said, 3)
+    if not said or word_pattern(word).search(definition):
+        return True
+    return repeats_ngram(said, 3) or repeats_word(said)
 
 
 def identified(own: float, others: Sequence[float]) -> bool:

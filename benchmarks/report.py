@@ -230,6 +230,13 @@ def update_readme(table_lines: list[str], readme: Path) -> None:
     readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}", encoding="utf-8")
 
 
+OLDER = (
+    "Records of a task's earlier versions: DefGen and the tournament before version 3 "
+    "decoded without the word-uses rule (a content word said a third time, a word right "
+    "after itself) and did not count such loops as degenerate. Kept to read what the "
+    "model card cites; their numbers are not comparable with version 3's."
+)
+
 HELD_OUT = (
     "Our own test splits, run after the choices were made on dev: DefGen's "
     "`defgen.test.jsonl`; Chimera's items 111-220 of each level file and Definitional "
@@ -250,8 +257,19 @@ def offset(run: dict) -> int:
     return (run.get("settings") or {}).get("offset", 0)
 
 
+def newest_versions(runs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(runs of each task's newest version, the older ones): a task's version changes when
+    its scoring or decoding does, so only the newest version's numbers are compared."""
+    newest: dict[str, int] = {}
+    for run in runs:
+        newest[run["task"]] = max(newest.get(run["task"], 0), run.get("version", 0))
+    current = [r for r in runs if r.get("version", 0) == newest[r["task"]]]
+    return current, [r for r in runs if r.get("version", 0) != newest[r["task"]]]
+
+
 def render(runs: list[dict]) -> str:
-    dev, test = [r for r in runs if not held_out(r)], [r for r in runs if held_out(r)]
+    current, older = newest_versions(runs)
+    dev, test = [r for r in current if not held_out(r)], [r for r in current if held_out(r)]
     lines = [PREAMBLE, "## Headline (development data)", ""]
     lines += headline(dev) + [""]
     if test:
@@ -275,6 +293,11 @@ def render(runs: list[dict]) -> str:
         lines += [f"Metrics: {metrics}. LM: {', '.join(sorted({r['lm'] for r in mine}))}.", ""]
         lines += table([row for run in mine for row in run["results"]])
         lines.append("")
+    if older:
+        lines += ["## Older task versions (not compared with the above)", "", OLDER, ""]
+        for run in older:
+            lines += [f"`{run['_file']}` ({run['task']} version {run.get('version')}):", ""]
+            lines += table(run["results"]) + [""]
     lines += ["## How these numbers were made", ""]
     for run in runs:
         seconds = (run.get("settings") or {}).get("seconds")
@@ -293,6 +316,7 @@ def write_report(folder: Path | None = None, out: Path | None = None) -> Path:
         raise ValueError(f"no run records (*.json) in {folder}; run a task with --json first")
     out.write_text(render(runs), encoding="utf-8")
     if out == REPORT:
-        update_readme(headline([r for r in runs if not held_out(r)]), REPO_ROOT / "README.md")
+        current, _ = newest_versions(runs)
+        update_readme(headline([r for r in current if not held_out(r)]), REPO_ROOT / "README.md")
     log.info("wrote %s from %d runs", out, len(runs))
     return out

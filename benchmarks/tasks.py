@@ -50,7 +50,9 @@ IDENTIFIED = Metric(
     "identified", True, "share of definitions closer to their own reference than to 29 others"
 )
 DEGENERATE = Metric(
-    "degenerate", False, "share of definitions empty, saying the word, or repeating a 3-gram"
+    "degenerate",
+    False,
+    "share of definitions empty, saying the word, repeating a 3-gram, or looping on a word",
 )
 GAP_CLOSED = Metric(
     "gap_closed_identified", True, "(learner - centroid) / (oracle - centroid), identification"
@@ -88,7 +90,7 @@ TASKS: dict[str, Task] = {
             "with the oracle (the real word) as the ceiling",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (IDENTIFIED, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
-            2,
+            3,  # 3: decoding limits a word's uses; `degenerate` counts word loops
             "benchmarks.defgen:run_defgen",
         ),
         Task(
@@ -105,7 +107,7 @@ TASKS: dict[str, Task] = {
             "definition loses, else the one that better identifies its reference wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
-            2,
+            3,  # as DefGen's
             "benchmarks.defgen:run_tournament",
         ),
         Task(

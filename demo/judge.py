@@ -3,8 +3,9 @@ prepared item's two definitions so the leaderboard can say how often people agre
 
 As `benchmarks.defgen.run_tournament` judges (its `judge` and `Verdict`, imported, not copied):
 each definition's first sentence is degenerate (empty, says the made-up word, repeats a word
-3-gram) or not, and its identification margin is cos(own reference) - max cos(29 other
-references), by mean-pooled MiniLM sentence embeddings. A degenerate definition loses to a
+3-gram, loops on a word: `benchmarks.metrics.degenerate`) or not, and its identification
+margin is cos(own reference) - max cos(29 other references), by mean-pooled MiniLM sentence
+embeddings. A degenerate definition loses to a
 usable one (both: "both_bad"); otherwise the wider margin wins, within `tie_margin` a tie. The
 references are the pool's WordNet glosses (`Item.reference`); the 29 others are drawn from the
 pool, seeded per item, so every battle on an item faces the same line-up.

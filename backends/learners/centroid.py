@@ -10,22 +10,16 @@ from dataclasses import dataclass
 
 import torch
 
+from backends.function_words import FUNCTION_WORDS
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding, example_ids, like_a_row, row_stats
 from backends.nonce_lm import NonceLM
 
-# Function words carry little of a word's meaning; Lazaridou et al. sum content words.
-STOPWORDS = frozenset(
-    "a an the and or but if of to in on at by for with from as is are was were be been being "
-    "it its this that these those he she they them his her their we you i me my our your not "
-    "no so than then there here which who whom what when where how do does did has have had "
-    "will would can could should may might must also very just into out up down over".split()
-)
-
 
 @dataclass(frozen=True)
 class CentroidConfig:
-    # Drop function words and punctuation before averaging.
+    # Drop function words and punctuation before averaging (Lazaridou et al. sum content
+    # words only).
     content_words_only: bool = True
     # Scale what is distinctive in the mean to a typical row's spread (see like_a_row).
     match_norm: bool = True
@@ -39,7 +33,7 @@ def context_token_ids(lm: NonceLM, ids: list[int], content_only: bool) -> list[i
         if i >= lm.vocab_size or i in special:
             continue
         text = lm.tokenizer.decode([i]).strip().lower()
-        if content_only and (not any(c.isalnum() for c in text) or text in STOPWORDS):
+        if content_only and (not any(c.isalnum() for c in text) or text in FUNCTION_WORDS):
             continue
         keep.append(i)
     return keep

@@ -59,7 +59,7 @@ def test_bad_settings_name_the_value():
         Decoding(no_repeat_ngram=-2)
 
 
-def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
+def test_generation_never_says_the_banned_word_or_repeats_a_word(tiny_lm):
     from backends.definitions import define
 
     d = tiny_lm.dim
@@ -69,9 +69,12 @@ def test_generation_never_says_the_banned_word_or_repeats_a_trigram(tiny_lm):
     assert "wug" in looping.raw
     controlled = define(tiny_lm, [loud], max_new_tokens=12)[0]
     assert "wug" not in controlled.raw
-    ids = tiny_lm.encode(controlled.raw, bos=False)
-    trigrams = [tuple(ids[i : i + 3]) for i in range(len(ids) - 2)]
+    # the rules read words (punctuation read through): no word trigram twice, no content
+    # word twice (without the once-rule: 'apple car car apple car apple apple car ...')
+    words = tiny_lm.token_forms().words(tiny_lm.encode(controlled.raw, bos=False))
+    trigrams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     assert len(trigrams) == len(set(trigrams))
+    assert len(words) == len(set(words))
 
 
 def test_token_forms_read_tokens_as_words():
@@ -108,6 +111,37 @@ def test_no_repeat_rule_joins_a_words_pieces():
     said = [0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 0, 7, 5]
     out = adjust(torch.zeros(len(pieces)), said, [], Decoding(no_repeat_ngram=3), forms)
     assert out[7] == float("-inf") and out[8] == 0
+
+
+def test_a_content_word_said_its_limit_of_times_is_not_said_again():
+    # The test item that looped past the n-gram rule: 'a " shed " or " shed " is a " shed "'
+    # (the words between the "shed"s change, so no word 3-gram repeats).
+    pieces = ["▁a", '▁"', "shed", '"', "▁or", "▁is", "▁shed", "▁small", "▁building", "▁sh", "ed"]
+    forms = TokenForms.of_vocabulary(pieces)
+    said = [0, 1, 2, 3, 4, 1, 2, 3, 5, 0]  # a " shed " or " shed " is a
+    twice = Decoding(word_uses=2)
+    out = adjust(torch.zeros(len(pieces)), said, [], twice, forms)
+    assert out[6] == float("-inf")  # ' shed' a third time
+    assert out[7] == 0 and out[8] == 0  # other words, and "a" (a function word), are free
+    assert adjust(torch.zeros(len(pieces)), said, [], Decoding(word_uses=0), forms)[6] == 0
+    # a third "shed" spelled in two pieces: the piece that would finish it is blocked
+    out = adjust(torch.zeros(len(pieces)), [*said, 9], [], twice, forms)
+    assert out[10] == float("-inf")
+    # once is the limit: the second "shed" is blocked as well
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2, 3, 4], [], Decoding(word_uses=1), forms)[
+        6
+    ] == float("-inf")
+
+
+def test_no_word_follows_itself():
+    # 'the study of past events, events' and 'a "to "to reduce"': a word right after itself
+    pieces = ["▁the", "▁events", ",", "▁a", "▁to", '▁"', "to", "▁study"]
+    forms = TokenForms.of_vocabulary(pieces)
+    out = adjust(torch.zeros(len(pieces)), [0, 7, 1, 2], [], Decoding(word_uses=2), forms)
+    assert out[1] == float("-inf") and out[0] == 0
+    out = adjust(torch.zeros(len(pieces)), [3, 4, 5], [], Decoding(word_uses=2), forms)
+    assert out[6] == float("-inf")  # function words too, through the quote
+    assert out[4] == float("-inf") and out[7] == 0
 
 
 @pytest.mark.integration

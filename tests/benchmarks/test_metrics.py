@@ -114,6 +114,11 @@ def test_degenerate_definitions_are_empty_say_the_word_or_loop():
     assert not degenerate("a dachshund.", "dax")  # another word sharing letters
     assert repeats_ngram(["a", "b", "c", "a", "b", "c"], 3)
     assert not repeats_ngram(["a", "b", "a", "c", "b"], 3)
+    # loops that no 3-gram repeats: a content word three times, a word after itself
+    assert degenerate('a " shed " or " shed " is a " shed ".', "dax")
+    assert degenerate("the study of past events, events, and society.", "dax")
+    assert not degenerate("a shed or a hut, a small shed.", "dax")  # twice is allowed
+    assert not degenerate("a piece of a thing that is a part of a whole.", "dax")  # "a" x4
 
 
 def test_identified_only_when_closer_than_every_distractor():

@@ -220,3 +220,25 @@ def test_a_run_from_a_tasks_held_out_index_is_reported_as_held_out():
     assert not held_out({**chimera, "settings": {"offset": 0}})
     assert not held_out({**chimera, "settings": {}})  # records from before --offset
     assert not held_out({"task": "defgen", "data": "defgen.dev.jsonl", "settings": {"offset": 500}})
+
+
+def test_only_a_tasks_newest_version_is_compared():
+    # DefGen version 3 changed decoding and what counts as degenerate: a version-2 record
+    # is listed apart, never in the headline or the task's table beside version 3's.
+    from benchmarks.report import headline, newest_versions, render
+
+    def run(version, value):
+        rows = [{"learner": "college", "shots": 3, "n": 15, "identified": value}]
+        return {
+            "task": "defgen", "version": version, "lm": "tiny", "data": "defgen.dev.jsonl",
+            "results": rows, "settings": {}, "command": "c", "machine": "m", "date": "d",
+            "_file": f"v{version}.json",
+        }  # fmt: skip
+
+    old, new = run(2, 0.123), run(3, 0.456)
+    assert newest_versions([old, new]) == ([new], [old])
+    text = render([old, new])
+    current, older = text.split("## Older task versions")
+    assert "0.456" in current and "0.123" not in current
+    assert "`v2.json` (defgen version 2)" in older and "0.123" in older
+    assert "0.123" not in "\n".join(headline(newest_versions([old, new])[0]))

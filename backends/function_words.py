@@ -1,0 +1,12 @@
+"""English function words: the ones that carry little of a word's meaning.
+
+The centroid learner leaves them out of its average (Lazaridou et al. 2017 sum content
+words only); decoding and the degenerate-definition metric let them repeat freely while
+limiting how often a content word may be said ('a shed or shed is a shed')."""
+
+FUNCTION_WORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being "
+    "it its this that these those he she they them his her their we you i me my our your not "
+    "no so than then there here which who whom what when where how do does did has have had "
+    "will would can could should may might must also very just into out up down over".split()
+)
