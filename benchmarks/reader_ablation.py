@@ -9,6 +9,10 @@ run's items, BERTScore, degenerate rate.
     python -m benchmarks.reader_ablation --items 80:140 --shots 1,3 \\
         --variants plain,shipped,oracle --json /tmp/verbs.json
 
+`--word-uses 0,1,2` decodes the same learned vectors once per value of
+`Decoding.word_uses` (how often a content word may be said; 0 = no limit), each row then
+named "<variant> word_uses=<n>": a decoding choice measured on identical vectors.
+
 Variants: `shipped` (ReaderConfig(), today's reader), `v3` (the third version, which
 the rest were measured against and are built from), `plain` (the product of experts as
 before the prior, candidates as read), `prior` (the prior only), `base` (base forms only),
@@ -82,13 +86,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", required=True, help="ranges LO:HI, comma-separated")
     parser.add_argument("--shots", default="1,3")
     parser.add_argument("--variants", default="plain,shipped,oracle")
+    parser.add_argument("--word-uses", default=None, help="decode once per value, e.g. 0,1,2")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     args = parser.parse_args(argv)
 
     import torch
 
-    from backends.definitions import define, define_known
+    from backends.definitions import DEFAULT_DECODING, define, define_known
     from backends.learners import load_learner
     from backends.learners.college import CollegeConfig
     from backends.pipeline import load_lm
@@ -103,6 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [n for n in names if n not in VARIANTS and n != "oracle"]
     if unknown:
         parser.error(f"unknown variant(s) {unknown}: choose from {[*VARIANTS, 'oracle']}")
+    decodings = {"": DEFAULT_DECODING}
+    if args.word_uses:
+        uses = args.word_uses.split(",")
+        if not all(u.isdigit() for u in uses):
+            parser.error(f"--word-uses takes counts >= 0, e.g. 0,1,2; got {args.word_uses!r}")
+        decodings = {f" word_uses={u}": replace(DEFAULT_DECODING, word_uses=int(u)) for u in uses}
     lm = load_lm("gemma-3-270m", "cpu")
     items = data.load_defgen(args.data or data.SETS_DIR / "defgen.dev.jsonl")
     learners = {
@@ -115,16 +126,18 @@ def main(argv: list[str] | None = None) -> None:
         item = items[i]
         for k in (int(s) for s in args.shots.split(",")):
             examples = examples_for(item.examples[:k])
-            found = define(
-                lm,
-                [
-                    replace(learner.learn(lm, STAND_IN, examples), learner=n)
-                    for n, learner in learners.items()
-                ],
-            )
-            if "oracle" in names:
-                found += define_known(lm, [item.word])
-            samples += [Sample(i, item.word, k, d.learner, d.text, item.definition) for d in found]
+            learned = [
+                replace(learner.learn(lm, STAND_IN, examples), learner=n)
+                for n, learner in learners.items()
+            ]
+            for suffix, decoding in decodings.items():
+                found = define(lm, learned, decoding=decoding)
+                if "oracle" in names:
+                    found += define_known(lm, [item.word], decoding=decoding)
+                samples += [
+                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition)
+                    for d in found
+                ]
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
     score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)

@@ -53,13 +53,15 @@ shots) over `n` items. Choices that shape the numbers:
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
   `The word "dax" is defined as`, decoded as every definition is (greedy, the word banned
-  from its own definition, no repeated word trigram: `backends/decoding.py`; records
-  from 2026-11-24 on join a word's pieces for that rule and skip a first line without a
-  word, those before compared token by token). Scores:
+  from its own definition, no repeated word trigram, a content word said once and no word
+  twice in a row: `backends/decoding.py`; records from 2026-11-24 on join a word's pieces
+  for the trigram rule and skip a first line without a word, those before compared token
+  by token; the once-rule from task version 3 on). Scores:
   `identified` (closer, by mean-pooled all-MiniLM-L6-v2 sentence embedding cosine, to its
   own reference than to each of 29 others drawn from the same file, or to all others when
-  a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word, or
-  repeats a word 3-gram), BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy
+  a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word,
+  repeats a word 3-gram, or, from task version 3 on, says a content word three times or a
+  word right after itself), BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy
   cosine matching, no idf, no baseline rescaling (unrelated sentences still score well
   above 0: compare rows with each other), ROUGE-L F1. The `oracle` row is the LM defining
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -

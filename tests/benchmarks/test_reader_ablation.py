@@ -35,3 +35,9 @@ def test_an_unknown_variant_is_refused_before_any_model_loads(capsys):
     with pytest.raises(SystemExit):
         main(["--items", "0:1", "--variants", "shipped,nope"])
     assert "unknown variant" in capsys.readouterr().err
+
+
+def test_word_uses_must_be_counts_before_any_model_loads(capsys):
+    with pytest.raises(SystemExit):
+        main(["--items", "0:1", "--variants", "shipped", "--word-uses", "1,two"])
+    assert "--word-uses takes counts" in capsys.readouterr().err
