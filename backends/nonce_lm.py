@@ -355,7 +355,8 @@ class NonceLM:
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
         generator = sampler(decoding)
-        forms = self.token_forms() if decoding.no_repeat_ngram or decoding.word_uses else None
+        words_read = decoding.no_repeat_ngram or decoding.word_uses or decoding.block_slurs
+        forms = self.token_forms() if words_read else None
         hidden, cache, mask = self.prefill(prompts, slot)
         positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
         new: list[list[int]] = [[] for _ in prompts]

@@ -171,3 +171,18 @@ def test_a_vector_that_copies_a_known_word_may_not_name_it(real_lm):
     assert set(own_tokens(real_lm, "oven", on)) == forms
     assert set(own_tokens(real_lm, "oven")) < forms  # by default its own tokens only
     assert "oven" not in define_known(real_lm, ["oven"], decoding=on)[0].text.lower()
+
+
+def test_slurs_are_never_said_in_one_token_or_in_pieces():
+    from backends.blocked_words import SLURS
+
+    slur = sorted(SLURS)[0]
+    head, tail = slur[:3], slur[3:]
+    pieces = ["▁a", "▁" + slur, "▁" + head, tail, "▁horse", '▁"']
+    forms = TokenForms.of_vocabulary(pieces)
+    out = adjust(torch.zeros(len(pieces)), [0], [], Decoding(), forms)
+    assert out[1] == float("-inf") and out[4] == 0  # the whole word, not the others
+    out = adjust(torch.zeros(len(pieces)), [0, 2], [], Decoding(), forms)
+    assert out[3] == float("-inf")  # the piece that would finish it
+    assert adjust(torch.zeros(len(pieces)), [0, 2], [], GREEDY, forms)[3] == 0
+    assert not GREEDY.word_uses and not GREEDY.no_repeat_ngram  # plain argmax
