@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from backends.blocked_words import SLURS
-from backends.function_words import FUNCTION_WORDS
+from backends.function_words import is_content_word
 
 
 @dataclass(frozen=True)
@@ -133,23 +133,22 @@ class TokenForms:
                 words[-1] += self.key[t]
         return words
 
-    def open_word(self, tokens: Sequence[int]) -> str | None:
+    def open_word(self, tokens: Sequence[int], words: list[str]) -> str | None:
         """The word the last of `tokens` leaves open to a continuation piece ('counter' after
-        ' counter', which 'feit' would make 'counterfeit'), or None after punctuation."""
-        if not tokens or tokens[-1] in self.punctuation or tokens[-1] >= len(self.key):
-            return None
-        return self.words(tokens)[-1]
+        ' counter', which 'feit' would make 'counterfeit'), or None after punctuation;
+        `words`: `self.words(tokens)`."""
+        return None if self.at_boundary(tokens) else words[-1]
 
-    def saying(self, word: str, after: Sequence[int], continuing: bool = True) -> set[int]:
-        """Tokens that would say all of `word` next after the tokens `after`: one spelling it
-        that starts a word there, or (with `continuing`) a piece finishing the open word
+    def at_boundary(self, tokens: Sequence[int]) -> bool:
+        """Whether any next token starts a word: at the start, after punctuation or a nonce
+        id (after a letter, only a token with a leading space does)."""
+        return not tokens or tokens[-1] in self.punctuation or tokens[-1] >= len(self.key)
+
+    def saying(self, words, after: Sequence[int], partial: str | None = None) -> set[int]:
+        """Tokens that would say all of one of `words` next after the tokens `after`: one
+        spelling it that starts a word there, or a piece finishing the open word `partial`
         into it ('feit' after ' counter' says 'counterfeit')."""
-        return self.saying_any((word,), after, continuing)
-
-    def saying_any(self, words, after: Sequence[int], continuing: bool = True) -> set[int]:
-        """`saying` for several words at once (the open word found once)."""
-        boundary = not after or after[-1] in self.punctuation or after[-1] >= len(self.key)
-        partial = self.open_word(after) if continuing else None
+        boundary = self.at_boundary(after)
         found = set()
         for word in words:
             found |= {t for t in self.by_key.get(word, ()) if boundary or self.starts[t]}
@@ -162,7 +161,7 @@ class TokenForms:
         """Tokens that would begin `word` as the next word after the tokens `after`: those
         spelling a prefix of it that start a word there (any token at the start or after
         punctuation; after a letter, only those with a leading space)."""
-        boundary = not after or after[-1] in self.punctuation or after[-1] >= len(self.key)
+        boundary = self.at_boundary(after)
         return {
             t
             for end in range(1, len(word) + 1)
@@ -210,22 +209,26 @@ def adjust(
         said = forms.words(generated)
         for word in blocked_tokens(said, decoding.no_repeat_ngram):
             forbidden.update(forms.beginning(word, generated))
+        partial = forms.open_word(generated, said)
         if decoding.word_uses:
-            forbidden |= overused(said, generated, decoding.word_uses, forms)
+            forbidden |= overused(said, generated, partial, decoding.word_uses, forms)
         if decoding.block_slurs:
-            forbidden |= forms.saying_any(SLURS, generated)
+            forbidden |= forms.saying(SLURS, generated, partial)
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out
 
 
-def overused(said: list[str], generated: Sequence[int], uses: int, forms: TokenForms) -> set[int]:
+def overused(
+    said: list[str], generated: Sequence[int], partial: str | None, uses: int, forms: TokenForms
+) -> set[int]:
     """Tokens that would say a content word for the (uses + 1)-th time, or repeat the last
-    word said right after itself (through punctuation: 'events, events')."""
-    counts = Counter(w for w in said if w not in FUNCTION_WORDS and any(c.isalpha() for c in w))
-    forbidden = forms.saying_any([w for w, n in counts.items() if n >= uses], generated)
+    word said right after itself (through punctuation: 'events, events'); `said`: the
+    words of `generated`, `partial`: the one still open."""
+    counts = Counter(w for w in said if is_content_word(w))
+    forbidden = forms.saying([w for w, n in counts.items() if n >= uses], generated, partial)
     if said:  # a new word only: a piece continuing the last one makes a different word
-        forbidden |= forms.saying(said[-1], generated, continuing=False)
+        forbidden |= forms.saying([said[-1]], generated)
     return forbidden
 
 

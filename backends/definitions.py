@@ -112,10 +112,8 @@ def own_tokens(lm: NonceLM, word: str, decoding: Decoding = DEFAULT_DECODING) ->
     and the one-token spellings with a quote or a capital: '"steep', ' Steep'), banned from
     its definition as the new word's id is banned from a learner's; with
     `decoding.copy_cosine`, every spelling of its inflected forms as well."""
-    spellings = [lm.encode(form, bos=False) for form in (word, " " + word)]
-    own = {ids[0] for ids in spellings if len(ids) == 1}
     # the oracle wrote 'a "slope" ... that is "steep"' when only 'steep' / ' steep' were banned
-    own |= set(lm.token_forms().by_key.get(word.lower(), ()))
+    own = set(lm.token_forms().by_key.get(word.lower(), ()))
     return sorted(own | set(word_forms(lm, word))) if decoding.copy_cosine else sorted(own)
 
 

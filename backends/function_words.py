@@ -10,3 +10,8 @@ FUNCTION_WORDS = frozenset(
     "no so than then there here which who whom what when where how do does did has have had "
     "will would can could should may might must also very just into out up down over".split()
 )
+
+
+def is_content_word(word: str) -> bool:
+    """A word that carries meaning: it has a letter and is not a function word."""
+    return word not in FUNCTION_WORDS and any(c.isalpha() for c in word)

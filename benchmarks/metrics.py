@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from backends.function_words import is_content_word
 from backends.ranking import average_ranks, median_rank, mrr, pearson, reciprocal_rank, spearman
 
 __all__ = [
@@ -97,9 +98,7 @@ def repeats_ngram(words: Sequence[str], n: int = 3) -> bool:
 def repeats_word(words: Sequence[str], limit: int = 3) -> bool:
     """Whether a content word is said `limit` or more times ('a shed or shed is a shed'), or
     any word right after itself ('past events, events'): loops no n-gram repeats."""
-    from backends.function_words import FUNCTION_WORDS
-
-    content = Counter(w for w in words if w not in FUNCTION_WORDS and any(c.isalpha() for c in w))
+    content = Counter(w for w in words if is_content_word(w))
     stutter = any(a == b for a, b in zip(words, words[1:]))
     return stutter or max(content.values(), default=0) >= limit
 

@@ -234,8 +234,8 @@ def update_readme(table_lines: list[str], readme: Path) -> None:
 
 OLDER = (
     "Records of a task's earlier versions: DefGen and the tournament before version 3 "
-    "decoded without the word-uses rule (a content word said a third time, a word right "
-    "after itself) and did not count such loops as degenerate. Kept to read what the "
+    "decoded without the once-rule (a content word said again, a word right after "
+    "itself) and did not count such loops as degenerate. Kept to read what the "
     "model card cites; their numbers are not comparable with version 3's."
 )
 
