@@ -86,6 +86,16 @@ class Decoding:
     def record(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_record(cls, record: dict) -> Decoding:
+        """A stored decoding (an arena vote's): a rule added since it was stored was not
+        applied then, so it is off here, and the battle generates the texts it showed."""
+        return cls(**{**RULES_ADDED_LATER, **record})
+
+
+# Rules added after decodings were first stored with votes, and their "off" values.
+RULES_ADDED_LATER = {"word_uses": 0, "block_slurs": False}
+
 
 @dataclass(frozen=True)
 class TokenForms:

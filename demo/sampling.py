@@ -55,7 +55,7 @@ def replay(stored: str) -> tuple[Decoding, int]:
 
     record = json.loads(stored)
     max_new_tokens = record.pop("max_new_tokens")
-    return Decoding(**record), max_new_tokens
+    return Decoding.from_record(record), max_new_tokens
 
 
 def define_sampled(

@@ -52,6 +52,15 @@ def test_a_stored_decoding_replays_the_battle(tiny_lm, embeddings):
     assert define_sampled(tiny_lm, embeddings, decoding, budget) == shown
 
 
+def test_a_decoding_stored_before_the_once_rule_replays_without_it():
+    # votes stored before `word_uses` and `block_slurs` existed were generated without them
+    stored = ArenaSampling(temperature=0.9, top_k=20, max_new_tokens=10).as_json(seed=5)
+    old = {k: v for k, v in json.loads(stored).items() if k not in ("word_uses", "block_slurs")}
+    decoding, _ = replay(json.dumps(old))
+    assert (decoding.word_uses, decoding.block_slurs, decoding.seed) == (0, False, 5)
+    assert replay(stored)[0].word_uses == 1  # a new vote keeps what it used
+
+
 def test_sampling_settings_are_checked():
     for bad in ({"temperature": 0}, {"temperature": -1}, {"top_k": -1}, {"max_new_tokens": 0}):
         with pytest.raises(ValueError):
