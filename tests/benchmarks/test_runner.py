@@ -242,3 +242,25 @@ def test_only_a_tasks_newest_version_is_compared():
     assert "0.456" in current and "0.123" not in current
     assert "`v2.json` (defgen version 2)" in older and "0.123" in older
     assert "0.123" not in "\n".join(headline(newest_versions([old, new])[0]))
+
+
+def test_no_committed_record_or_report_holds_a_slur():
+    """Records keep every definition a run wrote, and some predate the slur guard
+    (Decoding.block_slurs): none may carry a blocked word into the repository."""
+    import re
+    from pathlib import Path
+
+    from backends.blocked_words import SLURS
+
+    root = Path(__file__).resolve().parents[2]
+    files = [*(root / "benchmarks" / "results").rglob("*.json"), root / "benchmarks" / "RESULTS.md"]
+    files += [
+        root / "README.md",
+        *(root / "assets").rglob("*.md"),
+        *(root / "assets").rglob("*.json*"),
+    ]
+    pattern = re.compile(r"\b(" + "|".join(sorted(SLURS)) + r")\b", re.IGNORECASE)
+    found = [
+        str(f.relative_to(root)) for f in files if pattern.search(f.read_text(errors="ignore"))
+    ]
+    assert not found
