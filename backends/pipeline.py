@@ -41,6 +41,12 @@ def _load_lm(name: str, device: str) -> NonceLM:
         except (RuntimeError, AttributeError, NotImplementedError) as err:
             # fbgemm's int8 kernels are missing from some torch builds: decode in fp32.
             log.warning("int8 output layer unavailable (%s); decoding with the fp32 layer", err)
+    if load_settings().packed_linears and device == "cpu":
+        try:
+            lm.use_packed_linears()
+        except (RuntimeError, AttributeError, NotImplementedError) as err:
+            # oneDNN is missing from some torch builds: the plain layers give the same results.
+            log.warning("packed linear layers unavailable (%s); using the plain ones", err)
     return lm
 
 

@@ -81,19 +81,23 @@ shots) over `n` items. Choices that shape the numbers:
   chimera was made from (`sources.dev.tsv`); `of_oracle` = a learner's ρ / the oracle's.
 - Definitional Nonce candidates: the 77,636 WordNet single-word lemmas ∪ the gold words.
 - perf: one process measures everything side by side; definitions there are capped at 16
-  new tokens. Decoding per token is one greedy sequence, (time for 17 tokens - time for 1)
-  / 16, against its floor: the weights' bytes (each read once per token; the input
+  new tokens. Decoding per token is one greedy sequence, (time for 17 tokens - time for
+  1) / 16, against its floor: the weights' bytes (each read once per token; the input
   embedding's one row left out, the output layer as int8 plus its fp32 outlier columns
   in the `int8 head` rows) / the bandwidth of a 512 MB tensor copy timed in the same run
   (bytes read + written, as STREAM counts); `head_s` is the output layer alone. `all
-  (fp32 head)` / `all (int8 head)`: every learner's definition in one batched generation,
-  each learner's alone, and the batch over one learner's mean (`--decode-only` runs
-  only these and the decode rows). The kNN store holds Gemma's own final hidden states
-  (what the cache stores) over WordNet glosses and usage examples joined into ~64-token
+  (fp32 head)` / `all (int8 head)`: every learner's definition in one batched
+  generation, each learner's alone, and the batch over one learner's mean
+  (`--decode-only` runs only these and the decode rows). Since 2026-11-25 a third kernel
+  is measured beside those two, `int8 head, packed body` (the shipped CPU setting): the
+  blocks' linear layers read through oneDNN's packed weights
+  (`backends/packed_linear.py`); the rows without it read them through plain `F.linear`,
+  as every earlier record did. The kNN store holds Gemma's own final hidden states (what
+  the cache stores) over WordNet glosses and usage examples joined into ~64-token
   passages (`benchmarks/knn_vectors.py`): 109,000 computed keys, and 1,000 queries from
   later text; the 10^6 rows add perturbed copies of those keys (Gaussian noise of 0.5 x
-  each coordinate's sd), an approximation of a million real states. k = 16; recall@10 and
-  @16 against exact search; `recall_at_10_ties` also counts a found key whose exact
+  each coordinate's sd), an approximation of a million real states. k = 16; recall@10
+  and @16 against exact search; `recall_at_10_ties` also counts a found key whose exact
   cosine ties the exact 10th (the states hold exact duplicates, whose order exact search
   breaks arbitrarily); `bytes_per_vector` is the serialised faiss index (codes, ids,
   cells) over its size, what RAM holds (exact: 4 x 640). IVF-PQ: sqrt(n) cells, 32 8-bit
@@ -118,6 +122,9 @@ shots) over `n` items. Choices that shape the numbers:
   its right-context scores' normaliser from it (`NonceLM.target_logprobs`), so its
   rows compare the vectors as well as the decoding. College rows of other tasks made
   before 2026-11-25 read right contexts through the fp32 layer.
+- packed: as int8, for the body's linear layers plain (`F.linear`) against packed
+  (oneDNN), every learner given (each learns under each), and the oracle's definitions
+  (decoding alone); `matching` per learner.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with

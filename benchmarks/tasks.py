@@ -124,7 +124,16 @@ TASKS: dict[str, Task] = {
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (SECONDS,),
             1,
-            "benchmarks.int8_head:run_int8_head",
+            "benchmarks.kernel_match:run_int8_head",
+        ),
+        Task(
+            "packed",
+            "Greedy DefGen definitions with the LM body's linear layers packed (oneDNN) vs "
+            "plain: matching share per learner and the oracle, time",
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
+            (SECONDS,),
+            1,
+            "benchmarks.kernel_match:run_packed_linears",
         ),
     )
 }

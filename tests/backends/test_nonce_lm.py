@@ -241,3 +241,56 @@ def test_a_shared_shortlist_normaliser_is_exact_when_it_holds_the_vocabulary():
     far = torch.randn(6, 3, lm.dim) * 3  # rows unlike each other: rough, never above 0
     with torch.no_grad():
         assert (lm.shared_target_logprobs(far, targets, shortlist=4) <= 1e-6).all()
+
+
+def test_packed_linears_give_the_plain_layers_results_without_a_gradient():
+    """oneDNN's packed weights (backends/packed_linear.py): the same products up to float
+    rounding for 1 row, a few rows and a prefill; the plain layer whenever a gradient is
+    recorded (oneDNN's kernel has none), so token tuning still trains."""
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    body = [m for m in lm.model.base_model.modules() if isinstance(m, torch.nn.Linear)]
+    lm.use_packed_linears()
+    assert lm.packed.count == len(body) > 0
+    assert lm.packed.nbytes == sum(m.weight.numel() * 4 for m in body)
+    layer = body[0]
+    for shape in [(1, 1), (3, 1), (2, 17)]:  # decoding's rows, and a prefill
+        x = torch.randn(*shape, layer.in_features)
+        plain = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        with torch.no_grad():
+            packed = layer(x)
+        assert packed.shape == plain.shape
+        assert torch.allclose(packed, plain, atol=1e-5, rtol=1e-4)
+    slot = random_slot(lm, 1)
+    slot.inputs.requires_grad_(True)
+    seq = lm.encode("the wug sang at night", "wug", lm.vocab_size)
+    loss = -torch.cat(lm.token_logprobs([seq], slot)).sum()
+    loss.backward()  # through the plain layers: would fail through oneDNN's
+    assert slot.inputs.grad.abs().sum() > 0
+
+
+def test_greedy_generation_with_packed_linears_matches_the_plain_layers():
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    slot = random_slot(lm, 2)
+    prompts = [
+        lm.encode("the wug sat on", "wug", lm.vocab_size),
+        lm.encode("a wug is", "wug", lm.vocab_size + 1),
+    ]
+    rows = [lm.vocab_size, lm.vocab_size + 1]
+    plain = lm.generate(prompts, slot, max_new_tokens=10, nonce_of_row=rows)
+    lm.use_packed_linears()
+    assert lm.generate(prompts, slot, max_new_tokens=10, nonce_of_row=rows) == plain
+    lm.packed.on = False
+    assert lm.generate(prompts, slot, max_new_tokens=10, nonce_of_row=rows) == plain
+
+
+def test_packed_linears_setting_is_on_unless_turned_off(monkeypatch):
+    from backends.settings import load_settings
+
+    monkeypatch.delenv("NONCE_PACKED_LINEARS", raising=False)
+    assert load_settings().packed_linears
+    monkeypatch.setenv("NONCE_PACKED_LINEARS", "off")
+    assert not load_settings().packed_linears

@@ -17,6 +17,8 @@ RUNS = {
     "tournament": ["--learner", "centroid,prompting", "--shots", "1", "--max-new-tokens", "8"],
     # college: its reader scores right contexts through the int8 layer when it is on
     "int8": ["--learner", "college", "--shots", "1", "--max-new-tokens", "8"],
+    # every pass without a gradient goes through the packed layers, college's reading too
+    "packed": ["--learner", "centroid,college", "--shots", "1", "--max-new-tokens", "8"],
     "perf": [
         "--learner",
         "centroid",
@@ -60,18 +62,33 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     assert {
         "decode, per token vs floor (fp32 head)",
         "decode, per token vs floor (int8 head)",
+        "decode, per token vs floor (int8 head, packed body)",
     } <= cases
     assert "define, batch of all / one learner" in cases
-    # the int8 layer only shortlists: the fp32 choice, so the same definitions
-    assert [r["matching"] for r in perf if r["learner"] == "int8/fp32"] == [1.0]
+    # the int8 layer only shortlists: the fp32 choice, so the same definitions; the packed
+    # body differs from the plain one by rounding only
+    matching = {r["learner"]: r["matching"] for r in perf if "matching" in r}
+    assert matching == {"int8 head / fp32 head": 1.0, "int8 head, packed body / fp32 head": 1.0}
 
     int8 = json.loads((tmp_path / "int8.json").read_text())["results"]
-    assert {r["case"] for r in int8 if r["learner"] == "fp32 (college, items 1-2)"} == {
+    assert {r["case"] for r in int8 if r["learner"] == "fp32 (items 1-2)"} == {
         "learn",
         "define",
     }
-    (match,) = [r for r in int8 if r["case"].startswith("define, int8 head")]
+    (match,) = [r for r in int8 if r["case"] == "define, int8 head vs fp32"]
+    assert match["learner"] == "int8/fp32 (college, items 1-2)"
     assert 0 <= match["matching"] <= 1 and len(match["config"]["differing"]) <= 2
+
+    packed = json.loads((tmp_path / "packed.json").read_text())["results"]
+    matches = {r["learner"]: r for r in packed if r["case"] == "define, packed linears vs plain"}
+    assert set(matches) == {
+        f"packed/plain ({n}, items 1-2)" for n in ("centroid", "college", "oracle")
+    }
+    assert all(0 <= r["matching"] <= 1 for r in matches.values())
+    assert {r["case"] for r in packed if r["learner"] == "packed (items 1-2)"} == {
+        "learn",
+        "define",
+    }
 
     from demo.store import VoteStore
 

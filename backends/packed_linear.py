@@ -1,0 +1,63 @@
+"""The LM body's linear layers read through oneDNN's packed weights on the CPU.
+
+Greedy decoding multiplies each block's weights by one row per definition being written
+(1-6 rows). torch's fp32 `F.linear` takes a slow path for so few rows: measured here on the
+Gemma 3 270M body's 126 matrices (2 cores, torch 2.13), 31 ms for one row and 42-50 ms for
+six, about 13 GB/s of weights read where a plain sum reads 27-34 GB/s. The same products
+through oneDNN, with each weight reordered once into its blocked layout (the layout
+torch.compile's CPU backend uses for a frozen linear), took 21-27 ms for one row and 19-22 ms
+for six, and were faster at every row count tried up to 300 (a prefill).
+
+The reordered copy is a second copy of the body's weights (0.4 GB for Gemma 3 270M): the
+original stays for anything that needs a gradient (token tuning, CoLLEGe's training),
+since oneDNN's kernel has no backward. Results differ from `F.linear` by rounding only
+(a different summation order, ~1e-4 on outputs of size ~1); benchmarks/RESULTS.md
+("packed") says how many definitions that changes.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# The row count oneDNN chooses its packed layout for; 8 was the fastest hint tried for
+# 1 to 300 rows (1 and 8 tried).
+BATCH_HINT = 8
+
+
+class PackedLinears:
+    """Reroutes every `nn.Linear` of a frozen model through packed weights when no gradient
+    is being recorded; `on = False` gives the plain layers back (for side-by-side runs)."""
+
+    def __init__(self, model: nn.Module, batch_hint: int = BATCH_HINT):
+        self.on = True
+        self.count, self._bytes = 0, 0
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, nn.Linear) and module.weight.dtype == torch.float32:
+                    packed = torch.ops.mkldnn._reorder_linear_weight(
+                        module.weight.detach(), batch_hint
+                    )
+                    module.forward = self._forward_of(module, packed)  # instance, not class
+                    self.count += 1
+                    self._bytes += module.weight.numel() * module.weight.element_size()
+
+    def _forward_of(self, module: nn.Linear, packed: torch.Tensor):
+        def forward(x: torch.Tensor) -> torch.Tensor:
+            if not self.on or torch.is_grad_enabled() or x.dtype != torch.float32:
+                return F.linear(x, module.weight, module.bias)
+            return torch.ops.mkldnn._linear_pointwise(x, packed, module.bias, "none", [], "")
+
+        return forward
+
+    @property
+    def nbytes(self) -> int:
+        """Extra memory held: one more fp32 copy of every rerouted weight."""
+        return self._bytes
+
+    @staticmethod
+    def available() -> bool:
+        return torch.backends.mkldnn.is_available() and hasattr(
+            torch.ops.mkldnn, "_reorder_linear_weight"
+        )
