@@ -68,6 +68,11 @@ VARIANTS = {
     "mixed_pool_64_shortlist": replace(
         V3, blank_shots=MIXED_SHOTS, from_slot=64, from_blank=64, exact_right=16
     ),
+    # the shipped reader with Bayes' rule's prior: counted once, so (k - 1) x the LM's
+    # prior taken out of the product (none at k = 1, two of three at k = 3); and with
+    # three quarters of it taken out of each example (the earlier sweep's k = 3 winner)
+    "bayes_prior": replace(ReaderConfig(), prior_weight=1.0, prior_kept=1),
+    "prior_75": replace(ReaderConfig(), prior_weight=0.75),
 }
 
 

@@ -112,6 +112,10 @@ class ReaderConfig:
     # Share of the LM's prior p(w) taken out of each example's log p(w | context): 0 is
     # the plain product of experts, 1 the full pointwise mutual information.
     prior_weight: float = 0.5
+    # Examples whose prior is not taken out: 0 takes `prior_weight` of it out of every
+    # example; 1 with `prior_weight` 1 is Bayes' rule with the LM's own prior counted once
+    # (k examples' product holds it k times; nothing is taken out of a single example).
+    prior_kept: int = 0
     # Read each candidate as its base form's row (drained -> drain) where WordNet and the
     # vocabulary have one.
     base_forms: bool = True
@@ -342,7 +346,8 @@ def candidate_scores(
     if prefixes:
         left = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
         if config.prior_weight:  # each example's evidence over the LM's prior
-            left = left - config.prior_weight * len(prefixes) * slot_prior(lm)
+            times = max(0, len(prefixes) - config.prior_kept)
+            left = left - config.prior_weight * times * slot_prior(lm)
         candidates += (
             left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
         )
@@ -350,7 +355,8 @@ def candidate_scores(
     if parts and config.from_blank:
         blank = blank_logprobs(lm, word, examples, config.blank_shots)
         if config.prior_weight:
-            blank = blank - config.prior_weight * len(parts) * blank_prior(lm, config.blank_shots)
+            times = max(0, len(parts) - config.prior_kept)
+            blank = blank - config.prior_weight * times * blank_prior(lm, config.blank_shots)
         candidates += (
             blank.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
         )

@@ -90,6 +90,23 @@ def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
     assert torch.allclose(guess, expected, atol=1e-5)
 
 
+def test_bayes_prior_counts_the_lms_prior_once(tiny_lm):
+    """`prior_kept=1`, `prior_weight=1`: the product of k examples' distributions over the
+    prior k - 1 times; with one example nothing is taken out (the plain slot)."""
+    examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
+    plain = dict(right_tokens=0, from_blank=0, base_forms=False)
+    bayes = ReaderConfig(0.7, 5, prior_weight=1.0, prior_kept=1, **plain)
+    scores = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
+    scores = scores - 1 * slot_prior(tiny_lm)  # two examples, the prior once
+    scores[~word_tokens(tiny_lm)] = float("-inf")
+    top = scores.topk(5)
+    expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
+    assert torch.allclose(soft_guess(tiny_lm, "wug", examples, bayes), expected, atol=1e-5)
+    one = soft_guess(tiny_lm, "wug", examples[:1], bayes)
+    none = ReaderConfig(0.7, 5, prior_weight=0.0, **plain)
+    assert torch.allclose(one, soft_guess(tiny_lm, "wug", examples[:1], none), atol=1e-6)
+
+
 def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
     from backends.learners.lm_reader import candidate_scores, right_scores, split_at_word
 
