@@ -4,9 +4,9 @@ Greedy decoding multiplies each block's weights by one row per definition being 
 (1-6 rows). torch's fp32 `F.linear` takes a slow path for so few rows: measured here on the
 Gemma 3 270M body's 126 matrices (2 cores, torch 2.13), 31 ms for one row and 42-50 ms for
 six, about 13 GB/s of weights read where a plain sum reads 27-34 GB/s. The same products
-through oneDNN, with each weight reordered once into its blocked layout (the layout
-torch.compile's CPU backend uses for a frozen linear), took 21-27 ms for one row and 19-22 ms
-for six, and were faster at every row count tried up to 300 (a prefill).
+through oneDNN, each weight reordered once into oneDNN's blocked layout, took 21-27 ms
+for one row and 19-22 ms for six, and were faster at every row count tried up to 300 (a
+prefill).
 
 The reordered copy is a second copy of the body's weights (0.4 GB for Gemma 3 270M): the
 original stays for anything that needs a gradient (token tuning, CoLLEGe's training),

@@ -158,15 +158,21 @@ def test_target_logprobs_take_the_normaliser_from_the_int8_head_when_it_is_on():
     lm.head_int8 = None
 
 
-def test_greedy_generation_with_the_int8_head_matches_fp32():
+def fresh_lm_and_two_prompts():
+    """A tiny LM of the test's own (kernels get switched on it), two prompts each with
+    its own nonce, and their slot."""
     from tests.conftest import build_tiny_lm
 
     lm = build_tiny_lm()
-    slot = random_slot(lm, 2)
     prompts = [
         lm.encode("the wug sat on", "wug", lm.vocab_size),
         lm.encode("a wug is", "wug", lm.vocab_size + 1),
     ]
+    return lm, prompts, random_slot(lm, 2)
+
+
+def test_greedy_generation_with_the_int8_head_matches_fp32():
+    lm, prompts, slot = fresh_lm_and_two_prompts()
     fp32 = lm.generate(
         prompts, slot, max_new_tokens=10, nonce_of_row=[lm.vocab_size, lm.vocab_size + 1]
     )
@@ -271,14 +277,7 @@ def test_packed_linears_give_the_plain_layers_results_without_a_gradient():
 
 
 def test_greedy_generation_with_packed_linears_matches_the_plain_layers():
-    from tests.conftest import build_tiny_lm
-
-    lm = build_tiny_lm()
-    slot = random_slot(lm, 2)
-    prompts = [
-        lm.encode("the wug sat on", "wug", lm.vocab_size),
-        lm.encode("a wug is", "wug", lm.vocab_size + 1),
-    ]
+    lm, prompts, slot = fresh_lm_and_two_prompts()
     rows = [lm.vocab_size, lm.vocab_size + 1]
     plain = lm.generate(prompts, slot, max_new_tokens=10, nonce_of_row=rows)
     lm.use_packed_linears()
