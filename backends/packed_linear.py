@@ -55,9 +55,3 @@ class PackedLinears:
     def nbytes(self) -> int:
         """Extra memory held: one more fp32 copy of every rerouted weight."""
         return self._bytes
-
-    @staticmethod
-    def available() -> bool:
-        return torch.backends.mkldnn.is_available() and hasattr(
-            torch.ops.mkldnn, "_reorder_linear_weight"
-        )
