@@ -30,18 +30,19 @@ def load_lm(name: str | None = None, device: Device = "auto") -> NonceLM:
 
 @lru_cache(maxsize=4)
 def _load_lm(name: str, device: str) -> NonceLM:
-    threads = load_settings().cpu_threads
+    settings = load_settings()
+    threads = settings.cpu_threads
     if threads > 0:  # on a shared CPU, fewer threads than cores avoids thrashing
         torch.set_num_threads(threads)
     model, tokenizer = load_causal_lm(name, device)
     lm = NonceLM(model, tokenizer, name)
-    if load_settings().int8_head and device == "cpu":
+    if settings.int8_head and device == "cpu":
         try:
             lm.use_int8_head()
         except (RuntimeError, AttributeError, NotImplementedError) as err:
             # fbgemm's int8 kernels are missing from some torch builds: decode in fp32.
             log.warning("int8 output layer unavailable (%s); decoding with the fp32 layer", err)
-    if load_settings().packed_linears and device == "cpu":
+    if settings.packed_linears and device == "cpu":
         try:
             lm.use_packed_linears()
         except (RuntimeError, AttributeError, NotImplementedError) as err:

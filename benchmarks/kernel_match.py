@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 
 from backends.definitions import define, define_known
 from backends.pipeline import load_lm
@@ -47,17 +47,11 @@ def run_packed_linears(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
     if lm.packed is None:
         lm.use_packed_linears()  # raises on CUDA, where the plain layers are the fast ones
-    variants = {"plain": lambda: packed_on(lm, False), "packed": lambda: packed_on(lm, True)}
+    variants = {
+        label: (lambda on=on: decoding_with(lm, lm.head_int8, packed=on))
+        for label, on in (("plain", False), ("packed", True))
+    }
     return run_pair(lm, options, variants, options.learners, "packed linears vs plain")
-
-
-@contextmanager
-def packed_on(lm, on: bool):
-    before, lm.packed.on = lm.packed.on, on
-    try:
-        yield
-    finally:
-        lm.packed.on = before
 
 
 def run_pair(lm, options: RunOptions, variants: Variants, learners, what: str) -> list[Result]:
