@@ -67,6 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--knn-only", action="store_true", help="perf: only the kNN store (and peak memory)"
     )
+    parser.add_argument(
+        "--skip-knn",
+        action="store_true",
+        help="perf: leave out the kNN store and the ratings (CPU work, whatever the device)",
+    )
     parser.add_argument("--vote-sizes", type=_ints, default=(10_000, 100_000))
     parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
     parser.add_argument(
@@ -100,6 +105,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         big=args.big,
         knn_only=args.knn_only,
         decode_only=args.decode_only,
+        skip_knn=args.skip_knn,
         knn_sizes=tuple(args.knn_sizes) + big,
         vote_sizes=tuple(args.vote_sizes) + big,
     )

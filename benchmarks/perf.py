@@ -44,6 +44,14 @@ SENTENCES = (  # made-up usages of the nonce, for latency only
     f"Every spring the {STAND_IN} returns from the south.",
     f"The children fed bread crumbs to a small grey {STAND_IN}.",
 )
+# The README's first example (an anvil behind "florp"): one Learn click as a person makes it.
+CLICK_WORD = "florp"
+CLICK_SENTENCES = (
+    "The blacksmith laid the glowing horseshoe on the florp and struck it with his hammer.",
+    "Sparks flew every time the hammer rang against the heavy iron florp.",
+    "The old forge still had its florp, worn smooth in the middle from a century of pounding.",
+)
+CLICK_REPEATS = 3  # clicks timed after the first (which loads and fills per-process caches)
 KNN_K = 16  # neighbours per query, the cache learner's default
 KNN_QUERIES = 1000  # held-out states (later text than any key)
 REAL_STATES = 109_000  # keys computed with the LM (7 minutes on one thread, then cached)
@@ -51,9 +59,17 @@ PERF_NEW_TOKENS = 16  # definition length in the batched-vs-serial comparison
 
 
 def timed(fn: Callable, *args, **kwargs) -> tuple[float, object]:
+    settle()
     start = time.perf_counter()
     value = fn(*args, **kwargs)
+    settle()
     return time.perf_counter() - start, value
+
+
+def settle() -> None:
+    """Wait for the GPU's queued kernels, so that a CUDA timing covers the work it launched."""
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
 
 
 def peak_rss_mb() -> float:
@@ -218,10 +234,11 @@ def definition_batching(lm, options: RunOptions) -> list[Result]:
     return rows
 
 
-def copy_bandwidth(megabytes: int = 512, repeats: int = 3) -> float:
+def copy_bandwidth(device: torch.device, megabytes: int = 512, repeats: int = 3) -> float:
     """Bytes moved per second (read + written, as STREAM's Copy counts them) by the best of
-    `repeats` copies of a `megabytes` tensor, on the run's torch threads."""
-    src = torch.ones(megabytes * 2**20 // 4)
+    `repeats` copies of a `megabytes` tensor on `device` (the CPU: the run's torch threads;
+    a GPU: its own memory, where the weights are read from)."""
+    src = torch.ones(megabytes * 2**20 // 4, device=device)
     dst = torch.empty_like(src)
     best = min(timed(dst.copy_, src)[0] for _ in range(repeats))
     return 2 * src.numel() * 4 / best
@@ -246,7 +263,7 @@ def decode_floor(lm) -> list[Result]:
     """Per-token greedy decode latency of one sequence against its floor, with each output
     layer: every weight is read once per token, so it cannot beat (bytes read per token) /
     (measured copy bandwidth)."""
-    bandwidth = copy_bandwidth()
+    bandwidth = copy_bandwidth(lm.device)
     prompt = [lm.encode(f'The word "{STAND_IN}" is defined as')]
     hidden = torch.zeros(1, lm.dim, device=lm.device, dtype=lm.input_matrix.dtype)
     rows = []
@@ -275,6 +292,7 @@ def decode_floor(lm) -> list[Result]:
         }
         config = {
             "dtype": str(lm.input_matrix.dtype),
+            "device_name": device_name(str(lm.device)),
             "tokens": len(out[0]),
             "head": kernel.split()[0],
             "packed_body": packed,
@@ -465,8 +483,72 @@ def ratings(sizes: tuple[int, ...], seed: int) -> list[Result]:
     return rows
 
 
+def learn_click(options: RunOptions) -> list[Result]:
+    """A whole Learn click as the app makes it (`backends.pipeline.learn`: every learner at
+    the app's defaults, one batched generation, neighbours in both spaces), on the run's
+    device and, when that is a GPU, on the same machine's CPU beside it: the first click
+    of the process (it fills per-process caches: replay states, the cache's store, the
+    reader's prompts), then the median of `CLICK_REPEATS` more."""
+    from backends.pipeline import learn
+    from backends.settings import resolve_device
+
+    devices = [resolve_device(options.device)]  # type: ignore[arg-type]
+    if devices[0] != "cpu":
+        devices.append("cpu")
+    rows, seconds = [], {}
+    for device in devices:
+        click = (CLICK_WORD, list(CLICK_SENTENCES), list(options.learners))
+        first, _ = timed(learn, *click, lm=options.lm, device=device)
+        clicks = [timed(learn, *click, lm=options.lm, device=device) for _ in range(CLICK_REPEATS)]
+        repeats = sorted(t for t, _ in clicks)
+        seconds[device], result = repeats[len(repeats) // 2], clicks[-1][1]
+        metrics = {
+            "seconds": seconds[device],
+            "first_s": first,
+            "min_s": repeats[0],
+            "max_s": repeats[-1],
+            "define_s": result.timings["define_batched"],  # the last click's
+        }
+        config = {
+            "device": result.device,
+            "learn_s": {r.learner: round(r.timings["learn"], 3) for r in result.results},
+            "device_name": device_name(result.device),
+            "word": CLICK_WORD,
+            "definitions": {r.learner: r.definition for r in result.results},
+        }
+        n, case = len(options.learners), "learn click, all learners"
+        rows.append(perf_row("learn click", 3, n, metrics, config, case=case))
+    if len(devices) > 1:
+        ratio = {"ratio": seconds["cpu"] / seconds[devices[0]]}
+        rows.append(perf_row(f"cpu/{devices[0]}", 3, 1, ratio, case="learn click speed-up"))
+    return rows
+
+
+def device_name(device: str) -> str:
+    """The GPU's name, or the CPU's core count: what a timing was measured on."""
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return f"CPU, {os.cpu_count()} cores, {torch.get_num_threads()} torch threads"
+
+
 def run_perf(options: RunOptions) -> list[Result]:
     lm = load_lm(options.lm, options.device)
+    return labelled(
+        measure(lm, options), device_name(str(lm.device)) if lm.device.type != "cpu" else ""
+    )
+
+
+def labelled(rows: list[Result], gpu: str) -> list[Result]:
+    """Rows that ran on a GPU say so in their label (the results tables show it), and a
+    learn click's row names where it ran (a GPU run times the same machine's CPU beside it)."""
+    for row in rows:
+        where = row.config.get("device_name") if row.case.startswith("learn click") else gpu
+        if where and "label" not in row.config:
+            row.config["label"] = where
+    return rows
+
+
+def measure(lm, options: RunOptions) -> list[Result]:
     rows = []
     if options.decode_only:  # definitions and decoding only, each output layer
         return definition_batching(lm, options) + decode_floor(lm)
@@ -475,9 +557,19 @@ def run_perf(options: RunOptions) -> list[Result]:
         rows += learner_latency(lm, options)
         rows += definition_batching(lm, options)
         rows += decode_floor(lm)
+        rows += learn_click(options)
+    if options.skip_knn:  # the store and the ratings run on the CPU whatever the LM's device
+        return rows + [process_memory()]
     pool, queries, source = knn_sets(lm, options.knn_sizes, options.seed)
     rows += knn_store(pool, queries, options.knn_sizes, options.seed, source)
     if not options.knn_only:
         rows += ratings(options.vote_sizes, options.seed)
-    rows.append(perf_row("process", None, 1, {"peak_rss_mb": peak_rss_mb()}, case="peak memory"))
-    return rows
+    return rows + [process_memory()]
+
+
+def process_memory() -> Result:
+    """The process's peak resident memory, and on a GPU its peak allocated memory."""
+    metrics = {"peak_rss_mb": peak_rss_mb()}
+    if torch.cuda.is_initialized():
+        metrics["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    return perf_row("process", None, 1, metrics, case="peak memory")

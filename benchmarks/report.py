@@ -300,6 +300,11 @@ def render(runs: list[dict]) -> str:
             for m in task.metrics
         )
         lines += [f"Metrics: {metrics}. LM: {', '.join(sorted({r['lm'] for r in mine}))}.", ""]
+        if name == "perf":  # one table per run: its rows share one machine and its ratios
+            for run in mine:
+                lines += [f"`{run['_file']}` ({run['machine']}):", ""]
+                lines += table(run["results"]) + [""]
+            continue
         lines += table([row for run in mine for row in run["results"]])
         lines.append("")
     if older:

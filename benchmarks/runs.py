@@ -47,6 +47,7 @@ class RunOptions:
     big: bool = False  # perf: add the 10^6 sizes
     decode_only: bool = False  # perf: only definitions and decoding (fp32 vs int8 head)
     knn_only: bool = False  # perf: only the kNN store rows (and the process's peak memory)
+    skip_knn: bool = False  # perf: leave out the kNN store and the ratings (CPU-only work)
     knn_sizes: tuple[int, ...] = (10_000, 100_000)
     vote_sizes: tuple[int, ...] = (10_000, 100_000)
 

@@ -34,6 +34,14 @@ Progress = Callable[..., object]  # progress(fraction, desc=...) — gr.Progress
 _LM_LOCK = threading.Lock()
 _loaded: set[tuple[str, str]] = set()
 
+# ZeroGPU holds a GPU for at most this long around a call (a shorter claim is queued sooner).
+# Measured on an H100 (benchmarks/results/perf-gpu-h100.json): a Learn click with all six
+# learners takes 2.1 s, a process's first about 10 s by its parts (the LM's load 3.2 s, token
+# tuning's replay states 3.4 s, college's encoder 1.8 s); token tuning costs ~0.09 s a step, so the
+# page's 100-step maximum adds ~9 s. A battle is two learners and one short sampled batch.
+LEARN_GPU_SECONDS = 30
+BATTLE_GPU_SECONDS = 20
+
 
 def no_progress(*_args, **_kwargs) -> None:
     return None
@@ -60,7 +68,7 @@ def set_up_lm(name: str | None, device: Device, progress: Progress = no_progress
     _loaded.add((name, where))
 
 
-@gpu(duration=120)
+@gpu(duration=LEARN_GPU_SECONDS)
 def run_learn(
     word: str,
     examples: Sequence[str],
@@ -145,7 +153,7 @@ def remember(cache: EmbeddingCache, result: LearnResult, item: Item, configs: di
         cache.put(cache_key(item, row.learner, result.lm, configs), row.embedding)
 
 
-@gpu(duration=120)
+@gpu(duration=BATTLE_GPU_SECONDS)
 def run_battle(
     item: Item,
     learners: Sequence[str],

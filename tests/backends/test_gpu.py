@@ -160,3 +160,21 @@ def test_the_negative_bank_is_read_on_the_gpu_as_on_the_cpu(lms, tmp_path, monke
     assert banks[1][0].device.type == "cpu"  # banked on the CPU, moved to the device at use
     for a, b in zip(*banks):
         torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-4)
+
+
+def test_the_lm_reader_scores_the_same_candidates_on_the_gpu(lms):
+    """College's second reader (backends/learners/lm_reader.py) on both devices: slot, blank
+    prompt, proposal and right-context scores, the shared shortlist and its exact re-read."""
+    from backends.learners.lm_reader import ReaderConfig, candidate_scores
+
+    # Scaled to the tiny vocabulary: a shortlist and an exact re-read narrower than the pool.
+    config = ReaderConfig(from_slot=8, from_blank=8, exact_right=3, right_shortlist=12)
+    examples = [*EXAMPLES, Example("wug sang at night in the tree .")]
+    proposal = lms[0].input_matrix[lms[0].encode(" bird", bos=False)[0]]
+    scored = []
+    for lm in lms:
+        rows, scores = candidate_scores(lm, "wug", examples, config, proposal.to(lm.device))
+        assert rows.device == scores.device == lm.device
+        scored.append((rows.cpu(), scores.cpu()))
+    assert scored[1][0].tolist() == scored[0][0].tolist()
+    torch.testing.assert_close(scored[1][1], scored[0][1], rtol=1e-3, atol=1e-3)

@@ -65,6 +65,12 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
         "decode, per token vs floor (int8 head, packed body)",
     } <= cases
     assert "define, batch of all / one learner" in cases
+    # a whole Learn click, timed as the app makes it; on a CPU-only machine, the CPU alone
+    (click,) = [r for r in perf if r["case"] == "learn click, all learners"]
+    assert click["config"]["device"] == "cpu" and list(click["config"]["definitions"]) == [
+        "centroid"
+    ]
+    assert 0 < click["min_s"] <= click["seconds"] <= click["max_s"]
     # the int8 layer only shortlists: the fp32 choice, so the same definitions; the packed
     # body differs from the plain one by rounding only
     matching = {r["learner"]: r["matching"] for r in perf if "matching" in r}

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.__main__ import main
 from benchmarks.knn_vectors import hidden_like, tiled
-from benchmarks.perf import knn_store, latency_ratios, ratings, synthetic_votes
+from benchmarks.perf import knn_store, labelled, latency_ratios, ratings, synthetic_votes
 from benchmarks.report import README_END, README_START, headline, render, table, update_readme
 from benchmarks.results import Result, Run, row_kind
 from benchmarks.runs import CLOZE_NONCES, STAND_IN
@@ -264,3 +264,15 @@ def test_no_committed_record_or_report_holds_a_slur():
         str(f.relative_to(root)) for f in files if pattern.search(f.read_text(errors="ignore"))
     ]
     assert not found
+
+
+def test_perf_rows_of_a_gpu_run_name_the_device_and_a_click_names_its_own():
+    rows = [
+        Result("centroid", 1, 1, {"seconds": 0.1}, case="learn", kind="perf"),
+        Result("token_tuning", 1, 1, {"seconds": 0.3}, {"label": "TT-4"}, "learn", "perf"),
+        Result("learn click", 3, 6, {"seconds": 3.4}, {"device_name": "CPU, 16 cores"},
+               "learn click, all learners", "perf"),
+    ]  # fmt: skip
+    labels = [r.config["label"] for r in labelled(rows, "H100")]
+    assert labels == ["H100", "TT-4", "CPU, 16 cores"]
+    assert "label" not in labelled([Result("centroid", 1, 1, {}, case="learn")], "")[0].config
