@@ -217,6 +217,16 @@ def definition_batching(lm, options: RunOptions) -> list[Result]:
                 config,
                 case="define, batch of all / one learner",
             ),
+            # a batch runs until its longest definition ends: against the learner whose
+            # definition alone took longest, what batching itself costs
+            perf_row(
+                label,
+                3,
+                n,
+                {"ratio": batched / max(alone)},
+                config,
+                case="define, batch of all / slowest learner alone",
+            ),
         ]
     reference, *faster = list(texts)  # fp32 head, plain body first
     for kernel in faster:

@@ -9,6 +9,10 @@ run's items, BERTScore, degenerate rate.
     python -m benchmarks.reader_ablation --items 80:140 --shots 1,3 \\
         --variants plain,shipped,oracle --json /tmp/verbs.json
 
+`--layouts off,paragraph,quoted` defines the same learned vectors once per way of setting
+the examples in front of the definition prompt (`college.PROMPT_LAYOUTS`), each row then
+named "<variant> layout=<name>".
+
 `--word-uses 0,1,2` decodes the same learned vectors once per value of
 `Decoding.word_uses` (how often a content word may be said; 0 = no limit), each row then
 named "<variant> word_uses=<n>": a decoding choice measured on identical vectors.
@@ -23,7 +27,9 @@ quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed sh
 (that pool with only its best 40 by left and blank scores read on the right),
 `mixed_pool_64_right_40_first_1` (the same cut after reading the pool's first right-context
 token), `mixed_pool_64_shortlist` (the whole pool, every right-context softmax over a
-shared shortlist of 1024 tokens but the best 16 candidates': the fourth version), `oracle`.
+shared shortlist of 1024 tokens but the best 16 candidates': the fourth version),
+`pool_128` (twice the shipped pool), `oracle`. A `+LAYOUT` after a variant sets how the
+examples stand in front of the definition prompt (`shipped+quoted`, `v3+paragraph`).
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -35,6 +41,7 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, replace
 
+from backends.learners.college import PROMPT_LAYOUTS, CollegeConfig, examples_prefix
 from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
 
 # The reader's third version, which the variants below were measured against (16 + 16
@@ -73,7 +80,23 @@ VARIANTS = {
     # three quarters of it taken out of each example (the earlier sweep's k = 3 winner)
     "bayes_prior": replace(ReaderConfig(), prior_weight=1.0, prior_kept=1),
     "prior_75": replace(ReaderConfig(), prior_weight=0.75),
+    # twice the shipped pool from the slot and from the blank prompt: on 60 dev adjectives
+    # at k = 3 the word was a candidate in 34 of them with 64 + 64 and 38 with 128 + 128
+    "pool_128": replace(ReaderConfig(), from_slot=128, from_blank=128),
 }
+
+
+def known_variant(name: str) -> bool:
+    reader, _, layout = name.partition("+")
+    return reader in VARIANTS and (not layout or layout in PROMPT_LAYOUTS)
+
+
+def college_config(name: str) -> CollegeConfig:
+    """A variant's learner: its reader, and after a '+' how the examples stand in front of
+    the definition prompt (`college.PROMPT_LAYOUTS`; else the shipped layout)."""
+    reader, _, layout = name.partition("+")
+    config = CollegeConfig(reader=VARIANTS[reader])
+    return replace(config, examples_in_prompt=layout) if layout else config
 
 
 def parse_items(text: str) -> list[int]:
@@ -92,6 +115,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shots", default="1,3")
     parser.add_argument("--variants", default="plain,shipped,oracle")
     parser.add_argument("--word-uses", default=None, help="decode once per value, e.g. 0,1,2")
+    parser.add_argument(
+        "--layouts", default=None, help="define the same vectors once per layout, e.g. off,quoted"
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     args = parser.parse_args(argv)
@@ -100,7 +126,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from backends.definitions import DEFAULT_DECODING, define, define_known
     from backends.learners import load_learner
-    from backends.learners.college import CollegeConfig
     from backends.pipeline import load_lm
     from benchmarks import data
     from benchmarks.bertscore import BertScoreConfig, BertScorer
@@ -110,9 +135,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     names = args.variants.split(",")
-    unknown = [n for n in names if n not in VARIANTS and n != "oracle"]
+    unknown = [n for n in names if n != "oracle" and not known_variant(n)]
     if unknown:
-        parser.error(f"unknown variant(s) {unknown}: choose from {[*VARIANTS, 'oracle']}")
+        parser.error(
+            f"unknown variant(s) {unknown}: choose from {[*VARIANTS, 'oracle']}, "
+            f"each optionally +LAYOUT, one of {list(PROMPT_LAYOUTS)}"
+        )
+    layouts = args.layouts.split(",") if args.layouts else []
+    if any(layout not in PROMPT_LAYOUTS for layout in layouts):
+        parser.error(f"--layouts takes names from {list(PROMPT_LAYOUTS)}; got {args.layouts!r}")
     decodings = {"": DEFAULT_DECODING}
     if args.word_uses:
         uses = args.word_uses.split(",")
@@ -121,11 +152,7 @@ def main(argv: list[str] | None = None) -> None:
         decodings = {f" word_uses={u}": replace(DEFAULT_DECODING, word_uses=int(u)) for u in uses}
     lm = load_lm("gemma-3-270m", "cpu")
     items = data.load_defgen(args.data or data.SETS_DIR / "defgen.dev.jsonl")
-    learners = {
-        n: load_learner("college", CollegeConfig(reader=VARIANTS[n]))
-        for n in names
-        if n != "oracle"
-    }
+    learners = {n: load_learner("college", college_config(n)) for n in names if n != "oracle"}
     samples, start = [], time.time()
     for i in parse_items(args.items):
         item = items[i]
@@ -135,6 +162,13 @@ def main(argv: list[str] | None = None) -> None:
                 replace(learner.learn(lm, STAND_IN, examples), learner=n)
                 for n, learner in learners.items()
             ]
+            if layouts:  # the same vectors, the examples set before the prompt each way
+                learned = [
+                    replace(e, learner=f"{e.learner} layout={layout}", prompt_prefix=prefix)
+                    for e in learned
+                    for layout in layouts
+                    for prefix in [examples_prefix(examples, layout)]
+                ]
             for suffix, decoding in decodings.items():
                 found = define(lm, learned, decoding=decoding)
                 if "oracle" in names:

@@ -236,8 +236,10 @@ class CollegeConfig:
     # new vectors. "off": the vectors alone, as in the paper's DefGen; "lines": one
     # example per line, the prompt on the next (the prompting baseline's layout);
     # "paragraph": the examples run together as one paragraph, the prompt on the next
-    # line. Chosen on DefGen dev (model card, "Examples in the prompt").
-    examples_in_prompt: str = "paragraph"
+    # line; "quoted": a usage note, 'Examples: "..."; "...".', the prompt on the next
+    # line. Chosen on all 200 DefGen dev items (model card, "Examples in the prompt" and
+    # "Quoted examples").
+    examples_in_prompt: str = "quoted"
     device: str = "cpu"
 
     def __post_init__(self):
@@ -250,17 +252,25 @@ class CollegeConfig:
             )
 
 
-# How the examples are joined in front of the definition prompt, and what ends them.
-PROMPT_LAYOUTS = {"off": None, "lines": ("\n", "\n"), "paragraph": (" ", "\n")}
+# How the examples are set in front of the definition prompt: (what comes before them, the
+# mark around each, what joins two, what ends them).
+PROMPT_LAYOUTS = {
+    "off": None,
+    "lines": ("", "", "\n", "\n"),
+    "paragraph": ("", "", " ", "\n"),
+    # 'Examples: "dax meal"; "dax sand".' — a usage note, as a dictionary quotes its
+    # citations: WordNet's examples are often fragments that run together as a paragraph.
+    "quoted": ("Examples: ", '"', "; ", ".\n"),
+}
 
 
 def examples_prefix(examples: list[Example], layout: str) -> str:
     """The text put before the definition prompt: "" when `layout` is "off"."""
-    joints = PROMPT_LAYOUTS[layout]
-    if joints is None:
+    parts = PROMPT_LAYOUTS[layout]
+    if parts is None:
         return ""
-    between, end = joints
-    return between.join(e.text.strip() for e in examples) + end
+    head, mark, between, end = parts
+    return head + between.join(f"{mark}{e.text.strip()}{mark}" for e in examples) + end
 
 
 class CollegeLearner(Learner):

@@ -155,6 +155,8 @@ def test_examples_prefix_layouts():
     assert examples_prefix(examples, "off") == ""
     assert examples_prefix(examples, "lines") == "A wug sang.\nTwo wugs flew.\n"
     assert examples_prefix(examples, "paragraph") == "A wug sang. Two wugs flew.\n"
+    quoted = 'Examples: "A wug sang."; "Two wugs flew.".\n'
+    assert examples_prefix(examples, "quoted") == quoted
 
 
 def test_unknown_prompt_layout_is_refused():
@@ -182,5 +184,6 @@ def test_shipped_generator_learns_wug():
     # the shipped generator writes both vectors at the length of Gemma's rows
     assert float(embedding.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
-    # the examples also go in front of the definition prompt, one paragraph
-    assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
+    # the examples also go in front of the definition prompt, quoted as a usage note
+    quoted = 'Examples: "A wug sat on the fence and sang."; "The wugs flew south.".\n'
+    assert embedding.prompt_prefix == quoted

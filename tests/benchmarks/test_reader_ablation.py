@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
-from benchmarks.reader_ablation import VARIANTS, main, parse_items
+from benchmarks.reader_ablation import VARIANTS, college_config, main, parse_items
 
 
 def test_item_ranges_are_half_open_and_kept_in_order():
@@ -31,9 +31,16 @@ def test_each_variant_changes_what_its_name_says():
     assert VARIANTS["shipped"] == ReaderConfig() == VARIANTS["mixed_pool_64_shortlist"]
 
 
-def test_an_unknown_variant_is_refused_before_any_model_loads(capsys):
+def test_a_layout_after_a_plus_sets_where_the_examples_stand():
+    config = college_config("pool_128+quoted")
+    assert (config.reader, config.examples_in_prompt) == (VARIANTS["pool_128"], "quoted")
+    assert college_config("v3").examples_in_prompt == college_config("shipped").examples_in_prompt
+
+
+@pytest.mark.parametrize("name", ["nope", "shipped+columns"])
+def test_an_unknown_variant_is_refused_before_any_model_loads(capsys, name):
     with pytest.raises(SystemExit):
-        main(["--items", "0:1", "--variants", "shipped,nope"])
+        main(["--items", "0:1", "--variants", f"shipped,{name}"])
     assert "unknown variant" in capsys.readouterr().err
 
 
@@ -41,3 +48,9 @@ def test_word_uses_must_be_counts_before_any_model_loads(capsys):
     with pytest.raises(SystemExit):
         main(["--items", "0:1", "--variants", "shipped", "--word-uses", "1,two"])
     assert "--word-uses takes counts" in capsys.readouterr().err
+
+
+def test_layouts_must_be_known_before_any_model_loads(capsys):
+    with pytest.raises(SystemExit):
+        main(["--items", "0:1", "--variants", "shipped", "--layouts", "quoted,columns"])
+    assert "--layouts takes names from" in capsys.readouterr().err
