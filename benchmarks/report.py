@@ -48,7 +48,10 @@ shots) over `n` items. Choices that shape the numbers:
   `prior_weight` in their config's `reader`); rows named `college (reader v3)` are the
   reader before its fourth version: 16 + 16 candidates, nouns as the blank prompt's
   worked examples, every right-context softmax over the whole vocabulary (no
-  `exact_right` in their config's `reader`). Its
+  `exact_right` in their config's `reader`); rows named `college (quoted examples)` are
+  the shipped reader with its examples set before the definition prompt as a quoted
+  usage note instead of a paragraph (`examples_in_prompt` "quoted" in their config),
+  measured and not kept (the model card's "Quoted examples"). Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after

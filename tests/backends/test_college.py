@@ -184,6 +184,5 @@ def test_shipped_generator_learns_wug():
     # the shipped generator writes both vectors at the length of Gemma's rows
     assert float(embedding.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
-    # the examples also go in front of the definition prompt, quoted as a usage note
-    quoted = 'Examples: "A wug sat on the fence and sang."; "The wugs flew south.".\n'
-    assert embedding.prompt_prefix == quoted
+    # the examples also go in front of the definition prompt, one paragraph
+    assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
