@@ -506,8 +506,8 @@ def learn_click(options: RunOptions) -> list[Result]:
     if devices[0] != "cpu":
         devices.append("cpu")
     rows, seconds = [], {}
+    click = (CLICK_WORD, list(CLICK_SENTENCES), list(options.learners))
     for device in devices:
-        click = (CLICK_WORD, list(CLICK_SENTENCES), list(options.learners))
         first, _ = timed(learn, *click, lm=options.lm, device=device)
         clicks = [timed(learn, *click, lm=options.lm, device=device) for _ in range(CLICK_REPEATS)]
         repeats = sorted(t for t, _ in clicks)

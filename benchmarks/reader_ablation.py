@@ -163,11 +163,11 @@ def main(argv: list[str] | None = None) -> None:
                 for n, learner in learners.items()
             ]
             if layouts:  # the same vectors, the examples set before the prompt each way
+                prefixes = {layout: examples_prefix(examples, layout) for layout in layouts}
                 learned = [
                     replace(e, learner=f"{e.learner} layout={layout}", prompt_prefix=prefix)
                     for e in learned
-                    for layout in layouts
-                    for prefix in [examples_prefix(examples, layout)]
+                    for layout, prefix in prefixes.items()
                 ]
             for suffix, decoding in decodings.items():
                 found = define(lm, learned, decoding=decoding)
