@@ -13,6 +13,9 @@ run's items, BERTScore, degenerate rate.
 the examples in front of the definition prompt (`college.PROMPT_LAYOUTS`), each row then
 named "<variant> layout=<name>".
 
+`--weights FILE` adds the variant `fitted`: the shipped reader weighing its candidates'
+evidence with the weights `training/reader_weights.py` fitted (its JSON), temperature 1.
+
 `--word-uses 0,1,2` decodes the same learned vectors once per value of
 `Decoding.word_uses` (how often a content word may be said; 0 = no limit), each row then
 named "<variant> word_uses=<n>": a decoding choice measured on identical vectors.
@@ -118,6 +121,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--layouts", default=None, help="define the same vectors once per layout, e.g. off,quoted"
     )
+    parser.add_argument(
+        "--weights",
+        default=None,
+        help="fitted reader weights (training/reader_weights.py's JSON): adds variant 'fitted'",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     args = parser.parse_args(argv)
@@ -134,6 +142,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.weights:  # the shipped reader weighing its evidence as fitted
+        fitted = json.loads(open(args.weights).read())["weights"]
+        VARIANTS["fitted"] = replace(ReaderConfig(), weights=tuple(fitted), temperature=1.0)
     names = args.variants.split(",")
     unknown = [n for n in names if n != "oracle" and not known_variant(n)]
     if unknown:

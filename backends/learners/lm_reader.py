@@ -123,6 +123,35 @@ class ReaderConfig:
     # adjective among its nouns) or `BLANK_SHOTS` (three nouns, the third version's; model
     # card, "Worked examples of every part of speech").
     blank_shots: tuple[tuple[str, str], ...] = MIXED_SHOTS
+    # Weights of the candidates' evidence (`FEATURES`, in that order) in their scores;
+    # None: the hand-set ones (`score_weights`), one for the slot and the right context,
+    # `blank_weight` for the blank prompt and `prior_weight` of each prior taken out.
+    # Learned weights (`training/reader_weights.py`) come with temperature 1.
+    weights: tuple[float, ...] | None = None
+
+    def __post_init__(self):
+        if self.weights is not None and len(self.weights) != len(FEATURES):
+            raise ValueError(f"weights: {len(self.weights)} given, one per {FEATURES} needed")
+
+
+# The evidence each candidate word w is scored on, one column each (`candidate_features`).
+FEATURES = (
+    "slot",  # sum over the examples of log p(w | left context)
+    "slot_prior",  # the LM's prior log p(w) (`slot_prior`), once per example it is taken from
+    "blank",  # sum over the examples of log p(w | fill-in-the-blank prompt)
+    "blank_prior",  # that prompt's answer with no sentence (`blank_prior`), once per example
+    "right",  # sum over the examples of log p(the next tokens | left context, w)
+    "proposal",  # cosine of w's input row to the generator's proposal (0 without one)
+)
+
+
+def score_weights(config: ReaderConfig) -> torch.Tensor:
+    """[F] the weights of `FEATURES` in a candidate's score: `config.weights`, or the ones
+    the reader's first four versions were tuned to by hand on dev."""
+    if config.weights is not None:
+        return torch.tensor(config.weights)
+    pw, bw = config.prior_weight, config.blank_weight
+    return torch.tensor([1.0, -pw, bw, -bw * pw, 1.0, 0.0])
 
 
 def blank_prompt(sentence: str, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -> str:
@@ -338,27 +367,45 @@ def candidate_scores(
 ) -> tuple[torch.Tensor, torch.Tensor] | None:
     """([n] the candidates' rows in the input matrix, [n] their pooled scores), or None
     when the examples leave nothing to read."""
+    found = candidate_features(lm, word, examples, config, proposal)
+    if found is None:
+        return None
+    index, features = found
+    return index, features @ score_weights(config).to(features)
+
+
+def candidate_features(
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    config: ReaderConfig = ReaderConfig(),
+    proposal: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """([n] the candidates' rows in the input matrix, [n, F] their evidence, `FEATURES`),
+    or None when the examples leave nothing to read.
+
+    Candidates come from the slot's and the blank prompt's best words with the priors
+    taken out as `config` says, and from the proposal's nearest words; the right context
+    is read for all of them (or the best `right_pool` by the rest of their score)."""
     parts = split_at_word(lm, word, examples)
     prefixes = left_contexts(lm, word, examples)
     words = word_tokens(lm)
-    left = torch.zeros(lm.vocab_size, device=lm.device)
+    weights = score_weights(config).to(lm.device)
+    slot = prior = blank = prior_blank = torch.zeros(lm.vocab_size, device=lm.device)
     candidates = []
     if prefixes:
-        left = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
-        if config.prior_weight:  # each example's evidence over the LM's prior
-            times = max(0, len(prefixes) - config.prior_kept)
-            left = left - config.prior_weight * times * slot_prior(lm)
+        slot = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
+        prior = max(0, len(prefixes) - config.prior_kept) * slot_prior(lm)
+        left = slot - config.prior_weight * prior  # each example's evidence over the LM's prior
         candidates += (
             left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
         )
-    blank = None
     if parts and config.from_blank:
         blank = blank_logprobs(lm, word, examples, config.blank_shots)
-        if config.prior_weight:
-            times = max(0, len(parts) - config.prior_kept)
-            blank = blank - config.prior_weight * times * blank_prior(lm, config.blank_shots)
+        prior_blank = max(0, len(parts) - config.prior_kept) * blank_prior(lm, config.blank_shots)
+        asked = blank - config.prior_weight * prior_blank
         candidates += (
-            blank.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
+            asked.masked_fill(~words, float("-inf")).topk(config.from_blank).indices.tolist()
         )
     if proposal is not None and config.from_proposal:
         candidates += nearest_words(lm, proposal, config.from_proposal).tolist()
@@ -366,21 +413,26 @@ def candidate_scores(
     if not candidates or not (prefixes or config.right_tokens):
         return None
     index = torch.tensor(candidates, device=lm.device)
-    scores = left[index]
-    if blank is not None and config.blank_weight:
-        scores = scores + config.blank_weight * blank[index]
+    near = torch.zeros(len(index), device=lm.device)
+    if proposal is not None:
+        near = F.cosine_similarity(lm.input_matrix[index].float(), proposal.to(near)[None], dim=-1)
+    features = torch.stack(
+        [slot[index], prior[index], blank[index], prior_blank[index], torch.zeros_like(near), near],
+        dim=1,
+    )  # [n, F], the right context's column filled below
     if config.right_tokens > 0:
+        scores = features @ weights  # the rest of the evidence: what the right context adds to
         if 0 < config.right_pool < len(candidates):
             ranking = scores
             if config.cut_on_right:
                 first = replace(config, right_tokens=config.cut_on_right)
                 ranking = scores + right_scores(lm, parts, index, first, ranking=scores)
             kept = ranking.topk(config.right_pool).indices.sort().values  # keep their order
-            index, scores = index[kept], scores[kept]
-        scores = scores + right_scores(lm, parts, index, config, ranking=scores)
+            index, features, scores = index[kept], features[kept], scores[kept]
+        features[:, FEATURES.index("right")] = right_scores(lm, parts, index, config, scores)
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
-    return index, scores
+    return index, features
 
 
 def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:

@@ -12,14 +12,18 @@ from backends.inputs import Example
 from backends.learners.lm_reader import (
     BLANK_SHOTS,
     CLOSED_CLASS,
+    FEATURES,
     MIXED_SHOTS,
     ReaderConfig,
     base_form_ids,
     blank_logprobs,
     blank_prior,
     blank_prompt,
+    candidate_features,
+    candidate_scores,
     left_contexts,
     nearest_words,
+    score_weights,
     slot_logprobs,
     slot_prior,
     soft_guess,
@@ -105,6 +109,30 @@ def test_bayes_prior_counts_the_lms_prior_once(tiny_lm):
     one = soft_guess(tiny_lm, "wug", examples[:1], bayes)
     none = ReaderConfig(0.7, 5, prior_weight=0.0, **plain)
     assert torch.allclose(one, soft_guess(tiny_lm, "wug", examples[:1], none), atol=1e-6)
+
+
+def test_a_candidates_score_is_its_evidence_weighed(tiny_lm):
+    """The hand-set weights: the slot and the right context once, the blank prompt at
+    `blank_weight`, `prior_weight` of each prior out; fitted weights replace them."""
+    examples = [Example("the small wug sang to me"), Example("my daughter fed the wug")]
+    bird = tiny_lm.input_matrix[tiny_lm.encode(" bird", bos=False)[0]]
+    config = ReaderConfig(from_slot=6, from_blank=6, from_proposal=2)
+    index, features = candidate_features(tiny_lm, "wug", examples, config, bird)
+    assert features.shape == (len(index), len(FEATURES))
+    assert score_weights(config).tolist() == [1.0, -0.5, 0.5, -0.25, 1.0, 0.0]
+    assert torch.allclose(
+        candidate_scores(tiny_lm, "wug", examples, config, bird)[1],
+        features @ score_weights(config),
+    )
+    # the proposal's column is the cosine to it: the proposed bird's row is 1
+    near = features[index == tiny_lm.encode(" bird", bos=False)[0], FEATURES.index("proposal")]
+    assert near.tolist() == pytest.approx([1.0], abs=1e-5)
+    fitted = replace(config, weights=(0.1, 0.0, 2.0, 0.0, 0.5, 3.0), temperature=1.0)
+    expected = torch.softmax(features @ torch.tensor(fitted.weights), -1)
+    expected = expected @ tiny_lm.input_matrix[index].float()
+    assert torch.allclose(soft_guess(tiny_lm, "wug", examples, fitted, bird), expected, atol=1e-5)
+    with pytest.raises(ValueError, match="one per"):
+        ReaderConfig(weights=(1.0, 2.0))
 
 
 def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):

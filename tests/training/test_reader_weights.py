@@ -1,0 +1,64 @@
+"""Fitting the LM reader's weights: the listwise loss, the fit, and the words it is fitted on."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from backends import lexicon
+from training.reader_weights import evaluate, fit, listwise_loss, training_words
+
+
+def row(features: list[list[float]], gold: int) -> dict:
+    mask = torch.zeros(len(features), dtype=torch.bool)
+    mask[gold] = True
+    return {"features": torch.tensor(features), "gold": mask, "word": "w", "k": 1}
+
+
+def test_the_listwise_loss_is_minus_the_log_of_the_words_softmax_weight():
+    r = row([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], gold=0)
+    weights = torch.tensor([2.0, 1.0])  # scores 2, 1, 0
+    expected = -math.log(math.exp(2) / (math.exp(2) + math.exp(1) + 1))
+    assert float(listwise_loss([r], weights)) == pytest.approx(expected, rel=1e-5)
+
+
+def test_the_fit_finds_which_evidence_points_at_the_word():
+    """The word is the best candidate by the first feature; the second is noise that the
+    starting weights trust. The fit must turn to the first."""
+    torch.manual_seed(0)
+    rows = []
+    for _ in range(60):
+        features = torch.randn(8, 2)
+        rows.append(row(features.tolist(), gold=int(features[:, 0].argmax())))
+    start = torch.tensor([0.0, 1.0])
+    fitted = fit(rows, start, l2=1e-4)
+    assert fitted[0] > 3 * abs(fitted[1])
+    assert evaluate(rows, fitted)["top1"] == 1.0
+    assert evaluate(rows, fitted)["weight_on_word"] > evaluate(rows, start)["weight_on_word"]
+
+
+def test_rows_without_the_word_do_not_move_the_fit():
+    rows = [row([[1.0], [0.0]], gold=0)]
+    missing = {"features": torch.tensor([[5.0], [-5.0]]), "gold": torch.zeros(2, dtype=bool)}
+    both = fit([*rows, {**missing, "word": "x", "k": 1}], torch.zeros(1), l2=1e-2)
+    assert torch.allclose(both, fit(rows, torch.zeros(1), l2=1e-2))
+
+
+@pytest.mark.skipif(
+    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
+)
+def test_training_words_are_no_evaluation_word_nor_a_synonym_of_one():
+    from backends.shared_data import excluded_words
+
+    words = training_words({"n": 5, "v": 5, "a": 5})
+    assert len(words) == 15
+    excluded = excluded_words()
+    for word, pos, texts in words:
+        assert pos in "nva"
+        assert word not in excluded
+        synonyms = {n.lower() for s in lexicon.wordnet().synsets(word) for n in s.lemma_names()}
+        assert not synonyms & excluded
+        assert 1 <= len(texts) <= 3 and all("dax" in t and word not in t.split() for t in texts)
