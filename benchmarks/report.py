@@ -51,7 +51,11 @@ shots) over `n` items. Choices that shape the numbers:
   `exact_right` in their config's `reader`); rows named `college (quoted examples)` are
   the shipped reader with its examples set before the definition prompt as a quoted
   usage note instead of a paragraph (`examples_in_prompt` "quoted" in their config),
-  measured and not kept (the model card's "Quoted examples"). Its
+  measured and not kept (the model card's "Quoted examples"); rows named `college (fitted
+  reader)` and `college (fitted reader, no proposal)` are the shipped learner with its
+  reader's evidence weighed as `training/reader_weights.py` fitted it (`weights` in their
+  config's `reader`), measured and not kept ("Learned weights for the reader's
+  evidence"). Records named `*-h100.json` ran on an H100. Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
