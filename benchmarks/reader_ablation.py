@@ -43,6 +43,7 @@ import json
 import time
 from collections import defaultdict
 from dataclasses import asdict, replace
+from pathlib import Path
 
 from backends.learners.college import PROMPT_LAYOUTS, CollegeConfig, examples_prefix
 from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
@@ -87,6 +88,13 @@ VARIANTS = {
     # at k = 3 the word was a candidate in 34 of them with 64 + 64 and 38 with 128 + 128
     "pool_128": replace(ReaderConfig(), from_slot=128, from_blank=128),
 }
+
+
+def fitted_reader(path: str | Path) -> ReaderConfig:
+    """The shipped reader weighing its candidates' evidence with the weights of a
+    `training/reader_weights.py` file (fitted at temperature 1)."""
+    weights = json.loads(Path(path).read_text(encoding="utf-8"))["weights"]
+    return replace(ReaderConfig(), weights=tuple(weights), temperature=1.0)
 
 
 def known_variant(name: str) -> bool:
@@ -142,9 +150,11 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.weights:  # the shipped reader weighing its evidence as fitted
-        fitted = json.loads(open(args.weights).read())["weights"]
-        VARIANTS["fitted"] = replace(ReaderConfig(), weights=tuple(fitted), temperature=1.0)
+    if args.weights:
+        VARIANTS["fitted"] = fitted_reader(args.weights)
+    data_path = Path(args.data) if args.data else data.SETS_DIR / "defgen.dev.jsonl"
+    if not data_path.is_file():
+        parser.error(f"--data {args.data}: no such file")
     names = args.variants.split(",")
     unknown = [n for n in names if n != "oracle" and not known_variant(n)]
     if unknown:
@@ -162,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--word-uses takes counts >= 0, e.g. 0,1,2; got {args.word_uses!r}")
         decodings = {f" word_uses={u}": replace(DEFAULT_DECODING, word_uses=int(u)) for u in uses}
     lm = load_lm("gemma-3-270m", "cpu")
-    items = data.load_defgen(args.data or data.SETS_DIR / "defgen.dev.jsonl")
+    items = data.load_defgen(data_path)
     learners = {n: load_learner("college", college_config(n)) for n in names if n != "oracle"}
     samples, start = [], time.time()
     for i in parse_items(args.items):

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
-from benchmarks.reader_ablation import VARIANTS, college_config, main, parse_items
+from benchmarks.reader_ablation import VARIANTS, college_config, fitted_reader, main, parse_items
 
 
 def test_item_ranges_are_half_open_and_kept_in_order():
@@ -54,3 +54,16 @@ def test_layouts_must_be_known_before_any_model_loads(capsys):
     with pytest.raises(SystemExit):
         main(["--items", "0:1", "--variants", "shipped", "--layouts", "quoted,columns"])
     assert "--layouts takes names from" in capsys.readouterr().err
+
+
+def test_fitted_weights_come_from_the_trainers_file(tmp_path):
+    path = tmp_path / "weights.json"
+    path.write_text('{"weights": [1, 0, 2, 0, 3, 4], "features": []}', encoding="utf-8")
+    fitted = fitted_reader(path)
+    assert fitted == replace(ReaderConfig(), weights=(1, 0, 2, 0, 3, 4), temperature=1.0)
+
+
+def test_a_missing_data_file_is_refused_before_any_model_loads(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--items", "0:1", "--variants", "shipped", "--data", str(tmp_path / "no.jsonl")])
+    assert "no such file" in capsys.readouterr().err
