@@ -37,6 +37,11 @@ The slot is often inflected ("The noise ___ out her speech": drowned); the new w
 is a lexeme, defined in its base form. So each candidate's row is its WordNet base
 form's where that is one whole-word token (`base_forms`): draining -> drain.
 
+Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
+hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
+words no benchmark uses (better from three examples up, worse below: model card,
+"Learned weights for the reader's evidence"; not shipped).
+
 If no example uses the word the reader says nothing, and the generator alone is used.
 """
 
