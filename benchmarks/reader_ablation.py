@@ -97,16 +97,16 @@ def fitted_reader(path: str | Path) -> ReaderConfig:
     return replace(ReaderConfig(), weights=tuple(weights), temperature=1.0)
 
 
-def known_variant(name: str) -> bool:
+def known_variant(name: str, variants: dict[str, ReaderConfig] = VARIANTS) -> bool:
     reader, _, layout = name.partition("+")
-    return reader in VARIANTS and (not layout or layout in PROMPT_LAYOUTS)
+    return reader in variants and (not layout or layout in PROMPT_LAYOUTS)
 
 
-def college_config(name: str) -> CollegeConfig:
+def college_config(name: str, variants: dict[str, ReaderConfig] = VARIANTS) -> CollegeConfig:
     """A variant's learner: its reader, and after a '+' how the examples stand in front of
     the definition prompt (`college.PROMPT_LAYOUTS`; else the shipped layout)."""
     reader, _, layout = name.partition("+")
-    config = CollegeConfig(reader=VARIANTS[reader])
+    config = CollegeConfig(reader=variants[reader])
     return replace(config, examples_in_prompt=layout) if layout else config
 
 
@@ -150,16 +150,15 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.weights:
-        VARIANTS["fitted"] = fitted_reader(args.weights)
+    variants = {**VARIANTS, "fitted": fitted_reader(args.weights)} if args.weights else VARIANTS
     data_path = Path(args.data) if args.data else data.SETS_DIR / "defgen.dev.jsonl"
     if not data_path.is_file():
         parser.error(f"--data {args.data}: no such file")
     names = args.variants.split(",")
-    unknown = [n for n in names if n != "oracle" and not known_variant(n)]
+    unknown = [n for n in names if n != "oracle" and not known_variant(n, variants)]
     if unknown:
         parser.error(
-            f"unknown variant(s) {unknown}: choose from {[*VARIANTS, 'oracle']}, "
+            f"unknown variant(s) {unknown}: choose from {[*variants, 'oracle']}, "
             f"each optionally +LAYOUT, one of {list(PROMPT_LAYOUTS)}"
         )
     layouts = args.layouts.split(",") if args.layouts else []
@@ -173,7 +172,9 @@ def main(argv: list[str] | None = None) -> None:
         decodings = {f" word_uses={u}": replace(DEFAULT_DECODING, word_uses=int(u)) for u in uses}
     lm = load_lm("gemma-3-270m", "cpu")
     items = data.load_defgen(data_path)
-    learners = {n: load_learner("college", college_config(n)) for n in names if n != "oracle"}
+    learners = {
+        n: load_learner("college", college_config(n, variants)) for n in names if n != "oracle"
+    }
     samples, start = [], time.time()
     for i in parse_items(args.items):
         item = items[i]

@@ -31,7 +31,6 @@ import logging
 import random
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -53,17 +52,17 @@ def training_words(per_pos: dict[str, int], seed: int = SEED) -> list[tuple[str,
     from training.corpus import is_excluded
 
     excluded = frozenset(excluded_words())
+
+    def clean(word: str) -> bool:
+        if is_excluded(word, excluded):
+            return False
+        synonyms = {m.lower() for s in lexicon.wordnet().synsets(word) for m in s.lemma_names()}
+        return not any(is_excluded(m, excluded) for m in synonyms)
+
     rng = random.Random(seed)
     words = []
     for pos, n in per_pos.items():
         usages = find_usages(pos)
-
-        def clean(word: str) -> bool:
-            if is_excluded(word, excluded):
-                return False
-            synonyms = {m.lower() for s in lexicon.wordnet().synsets(word) for m in s.lemma_names()}
-            return not any(is_excluded(m, excluded) for m in synonyms)
-
         eligible = sorted(w for w, us in usages.items() if is_eligible(w, pos, us) and clean(w))
         rng.shuffle(eligible)
         log.info("%s: %d eligible words outside every evaluation set", pos, len(eligible))
@@ -162,6 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     from backends.learners import load_learner
+    from backends.learners.college import CollegeConfig
     from backends.learners.lm_reader import FEATURES, score_weights
     from backends.lexicon import cache_dir
     from backends.pipeline import load_lm
@@ -171,12 +171,11 @@ def main(argv: list[str] | None = None) -> None:
     per_pos = dict(zip("nva", (int(n) for n in args.per_pos.split(","))))
     shots = [int(k) for k in args.shots.split(",")]
     cache = Path(args.cache or cache_dir() / "reader_weights" / f"{args.per_pos}-{args.shots}.pt")
-    learner = load_learner("college")
+    learner = load_learner("college", CollegeConfig(device=args.device))
     if cache.exists():
         rows = torch.load(cache)
     else:
         lm = load_lm("gemma-3-270m", args.device)
-        learner = load_learner("college", replace(learner.config, device=args.device))
         rows = extract(lm, learner, training_words(per_pos), shots)
         cache.parent.mkdir(parents=True, exist_ok=True)
         torch.save(rows, cache)
@@ -185,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:  # a feature left out weighs nothing, however it is fitted
         row["features"][:, dropped] = 0.0
 
-    # Half the words fit, the other half check; then all of them fit the shipped weights.
+    # Half the words fit, the other half check; then all of them fit the weights written out.
     words = sorted({r["word"] for r in rows})
     random.Random(SEED).shuffle(words)
     held = set(words[: len(words) // 2])
