@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from backends.decode_step import decode_step, supports
 from backends.decoding import GREEDY, Decoding, TokenForms, adjust, pick, sampler
 
 # A hook rewrites next-token log-probabilities given the final hidden states that
@@ -83,6 +84,11 @@ class NonceLM:
         # Read prompts of very different lengths in groups (see prefill); off: one padded
         # batch, as before (perf measures both side by side).
         self.group_prompts = True
+        # Decode through backends/decode_step.py (the blocks' arithmetic over fixed buffers)
+        # rather than transformers' forward, and on CUDA replay it as a CUDA graph; off:
+        # transformers' forward per token, as before (perf measures both side by side).
+        self.lean_steps = True
+        self.cuda_graphs = True
         self._memo: dict = {}
 
     def use_int8_head(self, outliers: int = 16, shortlist: int = 64) -> None:
@@ -370,9 +376,15 @@ class NonceLM:
         forms = self.token_forms() if words_read else None
         hidden, cache, mask = self.prefill(prompts, slot)
         positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
+        stepper = None
+        if self.lean_steps and supports(self.model) and max_new_tokens > 1:
+            graph = self.cuda_graphs and self.device.type == "cuda"
+            stepper = decode_step(
+                self.model, cache, mask, positions, max_new_tokens, graph, hidden[:, None]
+            )
         new: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # original row of each batch row still generating
-        for _ in range(max_new_tokens):
+        for said in range(1, max_new_tokens + 1):
             logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
             for i, row in enumerate(live):
                 own_ban = banned[row] if banned else ()
@@ -384,13 +396,19 @@ class NonceLM:
                 finished = token == self.tokenizer.eos_token_id or bool(stop and stop(new[live[i]]))
                 if not finished:
                     keep.append(i)
-            if not keep:
+            if not keep or said == max_new_tokens:  # no state is needed after the last token
                 break
             if len(keep) < len(live):
                 index = torch.tensor(keep, device=self.device)
-                cache.batch_select_indices(index)
+                if stepper is not None:
+                    stepper.keep(index)
+                else:
+                    cache.batch_select_indices(index)
                 mask, positions, step = mask[index], positions[index], step[index]
                 live = [live[i] for i in keep]
+            if stepper is not None:  # backends/decode_step.py: the same arithmetic, leaner
+                hidden = stepper.step(self.embed(step[:, None], slot))
+                continue
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             positions = positions + 1
             out = self.hidden(step[:, None], mask, slot, past=cache, positions=positions)

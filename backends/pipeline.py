@@ -36,6 +36,7 @@ def _load_lm(name: str, device: str) -> NonceLM:
         torch.set_num_threads(threads)
     model, tokenizer = load_causal_lm(name, device)
     lm = NonceLM(model, tokenizer, name)
+    lm.lean_steps = settings.lean_steps
     if settings.int8_head and device == "cpu":
         try:
             lm.use_int8_head()

@@ -32,6 +32,10 @@ class Settings:
     # gradient is needed (backends/packed_linear.py): decoding's few rows 1.2-2.5x faster
     # here, for a second copy of the body's weights (0.4 GB for Gemma 3 270M).
     packed_linears: bool = True
+    # Decode each token through backends/decode_step.py (Gemma 3's blocks over buffers
+    # allocated once; a CUDA graph on a GPU) instead of transformers' forward: the same
+    # definitions, faster per token (benchmarks/RESULTS.md, "steps").
+    lean_steps: bool = True
 
 
 def _env(name: str, default: str) -> str:
@@ -53,6 +57,7 @@ def load_settings() -> Settings:
         cpu_threads=int(_env("NONCE_CPU_THREADS", str(base.cpu_threads))),
         int8_head=_env("NONCE_INT8_HEAD", "1") not in ("0", "false", "no", "off"),
         packed_linears=_env("NONCE_PACKED_LINEARS", "1") not in ("0", "false", "no", "off"),
+        lean_steps=_env("NONCE_LEAN_STEPS", "1") not in ("0", "false", "no", "off"),
     )
 
 

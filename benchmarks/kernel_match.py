@@ -1,10 +1,12 @@
 """Does a faster kernel change definitions? Greedy DefGen definitions with a reference
 kernel and a faster one, item by item, side by side in one process: the share that match
-word for word, and the time each took. Two pairs are measured:
+word for word, and the time each took. Three pairs are measured:
 
 - `int8`: the LM's output layer in fp32 against the int8 shortlist (backends/int8_head.py);
 - `packed`: the body's linear layers plain against oneDNN's packed weights
-  (backends/packed_linear.py).
+  (backends/packed_linear.py);
+- `steps`: each token decoded through transformers' forward against the lean step
+  (backends/decode_step.py), replayed as a CUDA graph on a GPU.
 
 Each learner learns under each kernel, since the CoLLEGe learner's LM reader scores its
 candidates through both (`NonceLM.target_logprobs`, and every forward pass without a
@@ -52,6 +54,17 @@ def run_packed_linears(options: RunOptions) -> list[Result]:
         for label, on in (("plain", False), ("packed", True))
     }
     return run_pair(lm, options, variants, options.learners, "packed linears vs plain")
+
+
+def run_lean_steps(options: RunOptions) -> list[Result]:
+    lm = load_lm(options.lm, options.device)
+    graphs = lm.device.type == "cuda"  # the shipped step on each device
+    lean = "lean step, CUDA graph" if graphs else "lean step"
+    variants = {
+        label: (lambda on=on: decoding_with(lm, lm.head_int8, lean=on, graphs=on and graphs))
+        for label, on in (("transformers step", False), (lean, True))
+    }
+    return run_pair(lm, options, variants, options.learners, "lean step vs transformers")
 
 
 def run_pair(lm, options: RunOptions, variants: Variants, learners, what: str) -> list[Result]:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -126,42 +127,82 @@ def output_layers(lm) -> list[tuple[str, object]]:
     return [("fp32", None), ("int8", own)]
 
 
-def kernels(lm) -> list[tuple[str, object, bool]]:
-    """(label, output layer, packed body) to decode with, side by side: each output layer
-    with the plain body, then on the CPU the shipped pair, int8 head and packed body
-    (backends/packed_linear.py)."""
+class Kernel(NamedTuple):
+    """One way of decoding, measured beside the others: output layer (None: fp32), packed
+    body (None: the LM's own setting), and the step (backends/decode_step.py or
+    transformers' forward; on CUDA, replayed as a CUDA graph or not)."""
+
+    label: str
+    layer: object
+    packed: bool | None
+    lean: bool = False
+    graphs: bool = False
+
+
+def kernels(lm) -> list[Kernel]:
+    """The kernels to decode with, side by side: each output layer with the plain body and
+    transformers' step, then the shipped setting: on the CPU the int8 head and packed body
+    (backends/packed_linear.py) with and without the lean step; on CUDA the lean step
+    without and with a CUDA graph."""
     layers = output_layers(lm)
-    rows = [(f"{head} head", layer, False) for head, layer in layers]
+    rows = [Kernel(f"{head} head", layer, False) for head, layer in layers]
     if lm.device.type == "cpu":
         if lm.packed is None:  # built for the comparison; the LM keeps its setting (off)
             lm.use_packed_linears()
             lm.packed.on = False
-        rows.append((f"{layers[-1][0]} head, packed body", layers[-1][1], True))
+        head, layer = layers[-1]
+        rows.append(Kernel(f"{head} head, packed body", layer, True))
+        rows.append(Kernel(f"{head} head, packed body, lean step", layer, True, lean=True))
+    else:
+        rows.append(Kernel("fp32 head, lean step", None, None, lean=True))
+        rows.append(Kernel("fp32 head, lean step, CUDA graph", None, None, True, True))
     return rows
 
 
+def kernel_config(kernel: Kernel) -> dict:
+    return {
+        "head": kernel.label.split()[0],
+        "packed_body": kernel.packed,
+        "step": "lean" if kernel.lean else "transformers",
+        "cuda_graph": kernel.graphs,
+    }
+
+
 @contextmanager
-def decoding_with(lm, layer, packed: bool | None = None):
-    """Generate through `layer` (None: fp32) and, where `packed` is given, with the packed
-    body on or off; then give the LM back its own."""
+def decoding_with(
+    lm, layer, packed: bool | None = None, lean: bool | None = None, graphs: bool | None = None
+):
+    """Generate through `layer` (None: fp32) and, where given, with the packed body on or
+    off, the lean step or transformers' forward, a CUDA graph or not; then give the LM back
+    its own."""
     before, lm.head_int8 = lm.head_int8, layer
     body = lm.packed.on if lm.packed is not None else None
+    steps = lm.lean_steps, lm.cuda_graphs
     if lm.packed is not None and packed is not None:
         lm.packed.on = packed
+    if lean is not None:
+        lm.lean_steps = lean
+    if graphs is not None:
+        lm.cuda_graphs = graphs
     try:
         yield
     finally:
         lm.head_int8 = before
+        lm.lean_steps, lm.cuda_graphs = steps
         if lm.packed is not None:
             lm.packed.on = body
 
 
-def padded_prefill(lm, layer, packed, embeddings, texts: list[str]) -> tuple[float, bool]:
+def decoding_by(lm, kernel: Kernel):
+    return decoding_with(lm, kernel.layer, kernel.packed, kernel.lean, kernel.graphs)
+
+
+def padded_prefill(lm, kernel: Kernel, embeddings, texts: list[str]) -> tuple[float, bool]:
     """The same batch with its prompts read as one padded batch (as before prompts were
     grouped by length): its seconds, and whether its definitions are the grouped batch's."""
     lm.group_prompts = False
     try:
-        with decoding_with(lm, layer, packed):
+        with decoding_by(lm, kernel):
             seconds, out = timed(define, lm, embeddings, PERF_NEW_TOKENS)
     finally:
         lm.group_prompts = True
@@ -174,20 +215,17 @@ def definition_batching(lm, options: RunOptions) -> list[Result]:
     examples = [Example(s) for s in SENTENCES[:3]]
     embeddings = learn_each(lm, options.learners, STAND_IN, examples, options)
     n, rows, texts = len(embeddings), [], {}
-    for kernel, layer, packed in kernels(lm):
-        with decoding_with(lm, layer, packed):
+    for each in kernels(lm):
+        kernel = each.label
+        with decoding_by(lm, each):
             define(lm, embeddings[:1], 2)  # warm-up
             batched, out = timed(define, lm, embeddings, PERF_NEW_TOKENS)
             alone = [timed(define, lm, [e], PERF_NEW_TOKENS)[0] for e in embeddings]
         texts[kernel] = [d.text for d in out]
         label = f"all ({kernel})"
-        config = {
-            "max_new_tokens": PERF_NEW_TOKENS,
-            "head": kernel.split()[0],
-            "packed_body": packed,
-        }
+        config = {"max_new_tokens": PERF_NEW_TOKENS, **kernel_config(each)}
         one = sum(alone) / n
-        padded, same = padded_prefill(lm, layer, packed, embeddings, texts[kernel])
+        padded, same = padded_prefill(lm, each, embeddings, texts[kernel])
         rows += [
             perf_row(label, 3, n, {"seconds": padded}, config, case="define, one padded prefill"),
             perf_row(
@@ -277,8 +315,9 @@ def decode_floor(lm) -> list[Result]:
     prompt = [lm.encode(f'The word "{STAND_IN}" is defined as')]
     hidden = torch.zeros(1, lm.dim, device=lm.device, dtype=lm.input_matrix.dtype)
     rows = []
-    for kernel, layer, packed in kernels(lm):
-        with decoding_with(lm, layer, packed):
+    for each in kernels(lm):
+        kernel = each.label
+        with decoding_by(lm, each):
             weights, head_bytes = bytes_per_token(lm)
             lm.generate(prompt, max_new_tokens=2)  # warm-up
             # best of 3 each: the machine is shared, and the difference of two times is small
@@ -304,8 +343,7 @@ def decode_floor(lm) -> list[Result]:
             "dtype": str(lm.input_matrix.dtype),
             "device_name": device_name(str(lm.device)),
             "tokens": len(out[0]),
-            "head": kernel.split()[0],
-            "packed_body": packed,
+            **kernel_config(each),
         }
         rows.append(
             perf_row(

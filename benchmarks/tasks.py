@@ -135,6 +135,16 @@ TASKS: dict[str, Task] = {
             1,
             "benchmarks.kernel_match:run_packed_linears",
         ),
+        Task(
+            "steps",
+            "DefGen definitions decoded through the lean step (backends/decode_step.py; a "
+            "CUDA graph on a GPU) vs transformers' forward: matching share per learner and "
+            "the oracle, time",
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
+            (SECONDS,),
+            1,
+            "benchmarks.kernel_match:run_lean_steps",
+        ),
     )
 }
 

@@ -178,3 +178,40 @@ def test_the_lm_reader_scores_the_same_candidates_on_the_gpu(lms):
         scored.append((rows.cpu(), scores.cpu()))
     assert scored[1][0].tolist() == scored[0][0].tolist()
     torch.testing.assert_close(scored[1][1], scored[0][1], rtol=1e-3, atol=1e-3)
+
+
+def test_the_cuda_graph_replays_the_lean_step_and_transformers_forward(lms):
+    """Generations through transformers' forward, the lean step and its CUDA graph agree,
+    rows finishing early included; the graph is really recorded (not the eager fallback)."""
+    from backends.decode_step import DecodeStep, GraphedStep, decode_step
+    from tests.backends.test_nonce_lm import random_slot
+
+    _, gpu = lms
+    v = gpu.vocab_size
+    slot = random_slot(gpu, 2, seed=5)
+    slot = NonceSlot(slot.inputs.cuda(), slot.outputs.cuda())
+    prompts = [
+        gpu.encode("the wug is", "wug", v),
+        gpu.encode("a big wug sang at night", "wug", v + 1),
+    ]
+
+    def stop(ids):
+        return len(ids) >= 2 + ids[0] % 7
+
+    out = {}
+    for lean, graphs in ((False, False), (True, False), (True, True)):
+        gpu.lean_steps, gpu.cuda_graphs = lean, graphs
+        out[lean, graphs] = gpu.generate(
+            prompts, slot, max_new_tokens=20, stop=stop, nonce_of_row=[v, v + 1]
+        )
+    gpu.lean_steps, gpu.cuda_graphs = True, True
+    assert out[True, True] == out[True, False] == out[False, False]
+    with torch.no_grad():
+        hidden, cache, mask = gpu.prefill(prompts, slot)
+        last = mask.sum(-1, keepdim=True) - 1
+        graphed = decode_step(gpu.model, cache, mask, last, 8, True, hidden[:, None])
+        eager = DecodeStep(gpu.model, cache, mask, last, 8)
+        assert isinstance(graphed, GraphedStep)
+        for token in (5, 9, v, 7):
+            embeds = gpu.embed(torch.full((2, 1), token, device="cuda"), slot)
+            assert torch.allclose(graphed.step(embeds), eager.step(embeds), atol=1e-5)

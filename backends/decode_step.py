@@ -1,0 +1,158 @@
+"""Gemma 3's decoding step without the framework around it: one new token per row through
+the frozen blocks, into key/value buffers allocated once, and on a GPU replayed as one CUDA
+graph.
+
+Why. Once the prompts are read, each generated token is a [rows x 640] vector through 18
+blocks. Through transformers' modules a step also rebuilds two attention masks, grows the
+key/value cache by concatenation and pays the framework's per-call work; on the H100 that
+step took 25 ms a token, 68x the time to read the weights once (perf-gpu-h100.json): the
+GPU waited on Python. Here the step is the model's arithmetic alone, over buffers whose
+shapes never change, so a GPU can record it once as a CUDA graph and replay it a token at a
+time (one launch instead of ~500); on the CPU the same step, without a graph, saves the
+framework's share.
+
+The arithmetic is transformers' own Gemma 3, op for op, calling the model's own modules
+(RMSNorm with (1 + w) in fp32, q/k norms, RoPE with the local and the global base,
+grouped-query attention packed for one query as transformers packs it, the GELU-tanh MLP,
+so packed CPU linears still apply). Prompts are read (prefilled) by transformers as before;
+their cache is copied in. `tests/backends/test_decode_step.py` checks the hidden states
+against transformers' forward and the definitions word for word.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+import torch.nn.functional as F
+
+log = logging.getLogger(__name__)
+
+SUPPORTED = ("gemma3_text",)  # other architectures decode through transformers
+
+
+def supports(model) -> bool:
+    return getattr(model.config, "model_type", None) in SUPPORTED
+
+
+class DecodeStep:
+    """One token per row through the blocks; `step(embeds)` -> [B, d] final hidden states.
+
+    Buffers: per layer keys and values [B, kv_heads, T + new_tokens, head_dim], the prompt
+    cache in the first T columns; `valid` [B, T + new_tokens] (False on left padding);
+    `column` (0-dim) where the next token's key and value go; `position` [B] its position.
+    Both advance inside the step, so a recorded graph replays step after step."""
+
+    def __init__(
+        self, model, cache, mask: torch.Tensor, last_position: torch.Tensor, new_tokens: int
+    ):
+        config = model.config
+        body = model.base_model
+        self.layers, self.norm, self.rotary = body.layers, body.norm, body.rotary_emb
+        self.layer_types = list(config.layer_types)
+        self.window = config.sliding_window
+        rows, prompt = mask.shape
+        width = prompt + new_tokens
+        self.keys, self.values = [], []
+        for layer in cache.layers:
+            for kept, held in ((self.keys, layer.keys), (self.values, layer.values)):
+                buffer = held.new_zeros(rows, held.shape[1], width, held.shape[3])
+                buffer[:, :, :prompt] = held
+                kept.append(buffer)
+        self.valid = torch.ones(rows, width, dtype=torch.bool, device=mask.device)
+        self.valid[:, :prompt] = mask.bool()
+        self.columns = torch.arange(width, device=mask.device)
+        self.column = torch.tensor(prompt, device=mask.device)
+        self.position = last_position.reshape(-1) + 1
+
+    def keep(self, index: torch.Tensor) -> None:
+        """Only the rows `index` go on (finished rows leave the batch)."""
+        self.keys = [k[index] for k in self.keys]
+        self.values = [v[index] for v in self.values]
+        self.valid, self.position = self.valid[index], self.position[index]
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        """[B, 1, d] input embeddings of the tokens just chosen -> [B, d] final states."""
+        seen = self.valid & (self.columns <= self.column)  # [B, W]: causal, no padding
+        masks = {
+            "full_attention": seen[:, None, None, :],
+            "sliding_attention": (seen & (self.columns > self.column - self.window))[
+                :, None, None, :
+            ],
+        }
+        positions = self.position[:, None]  # [B, 1]
+        rotations = {kind: self.rotary(embeds, positions, kind) for kind in set(self.layer_types)}
+        hidden = embeds
+        for i, layer in enumerate(self.layers):
+            kind = self.layer_types[i]
+            hidden = self._block(i, layer, hidden, rotations[kind], masks[kind])
+        self.column += 1
+        self.position += 1
+        return self.norm(hidden)[:, 0]
+
+    def _block(self, i, layer, hidden, rotation, mask):
+        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
+
+        attn = layer.self_attn
+        rows, head_dim = hidden.shape[0], attn.head_dim
+        x = layer.input_layernorm(hidden)
+        q = attn.q_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, H, 1, hd]
+        k = attn.k_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, KV, 1, hd]
+        v = attn.v_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(attn.q_norm(q), attn.k_norm(k), *rotation)
+        at = self.column.view(1)
+        self.keys[i].index_copy_(2, at, k)
+        self.values[i].index_copy_(2, at, v)
+        # one query: its heads share each key/value head, so they sit where positions would
+        heads = q.shape[1]
+        packed = q.reshape(rows, k.shape[1], heads // k.shape[1], head_dim)
+        out = F.scaled_dot_product_attention(
+            packed, self.keys[i], self.values[i], attn_mask=mask, scale=attn.scaling
+        )
+        out = out.reshape(rows, heads, 1, head_dim).transpose(1, 2).reshape(rows, 1, -1)
+        hidden = hidden + layer.post_attention_layernorm(attn.o_proj(out))
+        x = layer.post_feedforward_layernorm(layer.mlp(layer.pre_feedforward_layernorm(hidden)))
+        return hidden + x
+
+
+class GraphedStep:
+    """A `DecodeStep` recorded once as a CUDA graph and replayed per token. The batch keeps
+    its shape: a finished row goes on computing unread (`keep` only narrows what is read
+    back), which on a GPU costs nothing next to a launch."""
+
+    def __init__(self, step: DecodeStep, embeds: torch.Tensor):
+        self.inner = step
+        self.input = torch.zeros_like(embeds)  # [B, 1, d], the graph's own input
+        self.rows = torch.arange(embeds.shape[0], device=embeds.device)
+        column, position = step.column.clone(), step.position.clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up (allocator, kernels' first choices)
+            step.step(self.input)
+        torch.cuda.current_stream().wait_stream(side)
+        step.column.copy_(column)  # the warm-up wrote a column that the first replay rewrites
+        step.position.copy_(position)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.output = step.step(self.input)
+
+    def keep(self, index: torch.Tensor) -> None:
+        self.rows = self.rows[index]
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        self.input[self.rows] = embeds
+        self.graph.replay()
+        return self.output[self.rows]
+
+
+def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool, embeds_like):
+    """The stepper `NonceLM.generate` uses after prefill: graphed on CUDA when asked (and
+    the eager step, with a warning, if recording the graph fails)."""
+    step = DecodeStep(model, cache, mask, last_position, new_tokens)
+    if not (graph and mask.device.type == "cuda"):
+        return step
+    try:
+        return GraphedStep(step, embeds_like)
+    except RuntimeError as err:  # torch.cuda.OutOfMemoryError included
+        log.warning("CUDA graph not recorded (%s); decoding step by step", err)
+        return DecodeStep(model, cache, mask, last_position, new_tokens)

@@ -1,0 +1,139 @@
+"""The lean decoding step (backends/decode_step.py) is transformers' Gemma 3 arithmetic:
+the same hidden states step after step, the same generations, and the framework's path
+wherever it does not apply."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import torch
+
+from backends.decode_step import DecodeStep, supports
+from backends.decoding import Decoding
+from tests.backends.test_nonce_lm import random_slot
+
+
+@contextmanager
+def steps(lm, lean: bool):
+    before, lm.lean_steps = lm.lean_steps, lean
+    try:
+        yield
+    finally:
+        lm.lean_steps = before
+
+
+def padded_prompts(lm):
+    v = lm.vocab_size
+    return [
+        lm.encode("the wug is", "wug", v),
+        lm.encode("my daughter fed the wug some bread and the wug sang at night", "wug", v + 1),
+        lm.encode("wug", "wug", v + 2),
+    ]
+
+
+@torch.no_grad()
+def test_each_step_gives_transformers_hidden_states(tiny_lm):
+    """Past the sliding window (16 here) too, with left padding and a nonce in the slot."""
+    slot = random_slot(tiny_lm, 3, seed=3)
+    prompts = padded_prompts(tiny_lm)
+    hidden, cache, mask = tiny_lm.prefill(prompts, slot)
+    positions = mask.sum(-1, keepdim=True) - 1
+    lean = DecodeStep(tiny_lm.model, cache, mask, positions, new_tokens=24)  # copies the cache
+    g = torch.Generator().manual_seed(0)
+    for _ in range(24):
+        ids = torch.randint(4, tiny_lm.vocab_size + 3, (len(prompts), 1), generator=g)
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions + 1
+        out = tiny_lm.hidden(ids, mask, slot, past=cache, positions=positions)
+        expected = out.last_hidden_state[:, -1]
+        got = lean.step(tiny_lm.embed(ids, slot))
+        assert torch.allclose(got, expected, atol=1e-5), (got - expected).abs().max()
+    assert mask.shape[1] > tiny_lm.model.config.sliding_window + 8
+
+
+def test_generations_are_the_same_through_either_step(tiny_lm):
+    """Greedy and with the decoding controls; rows finishing early leave either way."""
+    slot = random_slot(tiny_lm, 3, seed=4)
+    prompts = padded_prompts(tiny_lm)
+    rows = [tiny_lm.vocab_size + i for i in range(3)]
+
+    def stop(ids):
+        return len(ids) >= 2 + ids[0] % 7
+
+    for kwargs in (
+        {"max_new_tokens": 20},
+        {"max_new_tokens": 12, "stop": stop},
+        {"max_new_tokens": 12, "decoding": Decoding(), "banned": [[r] for r in rows]},
+    ):
+        out = {}
+        for lean in (False, True):
+            with steps(tiny_lm, lean):
+                out[lean] = tiny_lm.generate(prompts, slot, nonce_of_row=rows, **kwargs)
+        assert out[True] == out[False]
+        if "stop" in kwargs:  # rows really did finish at different steps
+            assert len({len(o) for o in out[True]}) > 1
+
+
+def test_the_lean_step_is_used_and_its_buffers_never_grow(tiny_lm, monkeypatch):
+    """Generation goes through the step (not transformers' forward) after the prompt."""
+    calls = []
+    real = DecodeStep.step
+
+    def counted(self, embeds):
+        calls.append(tuple(k.shape for k in self.keys))
+        return real(self, embeds)
+
+    monkeypatch.setattr(DecodeStep, "step", counted)
+    with steps(tiny_lm, True):
+        out = tiny_lm.generate([tiny_lm.encode("the bird sang")], max_new_tokens=6)
+    assert len(calls) == len(out[0]) - 1
+    assert len(set(calls)) == 1  # the same buffers every step
+
+
+def test_other_architectures_decode_through_transformers():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from backends.nonce_lm import NonceLM
+    from tests.conftest import build_tiny_lm, tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=2,
+    )
+    llama = NonceLM(LlamaForCausalLM(config).eval(), tokenizer, "tiny-llama")
+    assert not supports(llama.model) and supports(build_tiny_lm().model)
+    assert len(llama.generate([llama.encode("the bird sang")], max_new_tokens=4)[0]) == 4
+
+
+def test_lean_steps_setting_is_on_unless_turned_off(monkeypatch):
+    from backends.settings import load_settings
+
+    monkeypatch.delenv("NONCE_LEAN_STEPS", raising=False)
+    assert load_settings().lean_steps
+    monkeypatch.setenv("NONCE_LEAN_STEPS", "0")
+    assert not load_settings().lean_steps
+
+
+def test_real_lm_definitions_are_the_same_through_either_step(real_lm):
+    """The embedded Gemma 3 270M with its CPU kernels (int8 head, packed body), word for word."""
+    from backends.definitions import DEFAULT_DECODING
+
+    prompts = [
+        real_lm.encode('The word "anvil" is defined as'),
+        real_lm.encode('The blacksmith struck the iron. The word "forge" is defined as'),
+        real_lm.encode('The word "sturdy" is defined as'),
+    ]
+    out = {}
+    for lean in (False, True):
+        with steps(real_lm, lean):
+            out[lean] = real_lm.generate(prompts, max_new_tokens=24, decoding=DEFAULT_DECODING)
+    assert out[True] == out[False]
