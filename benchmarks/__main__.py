@@ -77,6 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--threads", type=int, default=0, help="torch and faiss CPU threads (0: their default)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="defgen: processes generating definitions, each a share of the items (scored "
+        "together after)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
     return parser
 
@@ -108,6 +115,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         skip_knn=args.skip_knn,
         knn_sizes=tuple(args.knn_sizes) + big,
         vote_sizes=tuple(args.vote_sizes) + big,
+        workers=max(1, args.workers),
     )
 
 

@@ -55,7 +55,7 @@ shots) over `n` items. Choices that shape the numbers:
   reader)` and `college (fitted reader, no proposal)` are the shipped learner with its
   reader's evidence weighed as `training/reader_weights.py` fitted it (`weights` in their
   config's `reader`), measured and not kept ("Learned weights for the reader's
-  evidence"). Records named `*-h100.json` ran on an H100. Its
+  evidence"). Records named `*-h100.json` ran on an H100, `*-h200.json` on an H200. Its
   training never saw an evaluation word (see `training/corpus.py`); the dev files here
   were read during training only to log progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
@@ -96,11 +96,17 @@ shots) over `n` items. Choices that shape the numbers:
   (fp32 head)` / `all (int8 head)`: every learner's definition in one batched
   generation, each learner's alone, and the batch over one learner's mean
   (`--decode-only` runs only these and the decode rows). Since 2026-11-25 a third kernel
-  is measured beside those two, `int8 head, packed body` (the shipped CPU setting): the
-  blocks' linear layers read through oneDNN's packed weights
-  (`backends/packed_linear.py`); the rows without it read them through plain `F.linear`,
-  as every earlier record did. The kNN store holds Gemma's own final hidden states (what
-  the cache stores) over WordNet glosses and usage examples joined into ~64-token
+  is measured beside those two, `int8 head, packed body`: the blocks' linear layers read
+  through oneDNN's packed weights (`backends/packed_linear.py`); the rows without it
+  read them through plain `F.linear`, as every earlier record did. Since 2026-11-25
+  (late) a `lean step` kernel is measured too: each token after the prompts through
+  `backends/decode_step.py` instead of transformers' forward (the shipped setting: on the
+  CPU with the int8 head and the packed body; on CUDA `fp32 head, lean step, CUDA
+  graph`, beside the lean step without the graph and transformers' forward); every row
+  without it, earlier records' included, decoded through transformers' forward, which
+  also ran the blocks once more after a definition's last token. The kNN store holds
+  Gemma's own final hidden states (what the cache stores) over WordNet glosses and usage
+  examples joined into ~64-token
   passages (`benchmarks/knn_vectors.py`): 109,000 computed keys, and 1,000 queries from
   later text; the 10^6 rows add perturbed copies of those keys (Gaussian noise of 0.5 x
   each coordinate's sd), an approximation of a million real states. k = 16; recall@10
@@ -132,6 +138,8 @@ shots) over `n` items. Choices that shape the numbers:
 - packed: as int8, for the body's linear layers plain (`F.linear`) against packed
   (oneDNN), every learner given (each learns under each), and the oracle's definitions
   (decoding alone); `matching` per learner.
+- steps: as packed, for each token decoded through transformers' forward against the
+  lean step (`backends/decode_step.py`; on a GPU replayed as a CUDA graph).
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with

@@ -50,6 +50,7 @@ class RunOptions:
     skip_knn: bool = False  # perf: leave out the kNN store and the ratings (CPU-only work)
     knn_sizes: tuple[int, ...] = (10_000, 100_000)
     vote_sizes: tuple[int, ...] = (10_000, 100_000)
+    workers: int = 1  # defgen: processes generating definitions, each a share of the items
 
 
 def learner_config(name: str, options: RunOptions):

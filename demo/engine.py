@@ -38,7 +38,10 @@ _loaded: set[tuple[str, str]] = set()
 # Measured on an H100 (benchmarks/results/perf-gpu-h100.json): a Learn click with all six
 # learners takes 2.1 s, a process's first about 10 s by its parts (the LM's load 3.2 s, token
 # tuning's replay states 3.4 s, college's encoder 1.8 s); token tuning costs ~0.09 s a step, so the
-# page's 100-step maximum adds ~9 s. A battle is two learners and one short sampled batch.
+# page's 100-step maximum adds ~9 s. On an H200 with the lean step's CUDA graph
+# (perf-gpu-lean-h200.json) a click took 0.92 s, a first about 7 s by its parts (the LM's
+# load 2.9 s, token tuning's first call 2.4 s, college's 1.8 s), so these stay upper bounds.
+# A battle is two learners and one short sampled batch.
 LEARN_GPU_SECONDS = 30
 BATTLE_GPU_SECONDS = 20
 

