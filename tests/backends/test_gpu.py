@@ -206,6 +206,7 @@ def test_the_cuda_graph_replays_the_lean_step_and_transformers_forward(lms):
         )
     gpu.lean_steps, gpu.cuda_graphs = True, True
     assert out[True, True] == out[True, False] == out[False, False]
+    assert not gpu.grouping_prompts()  # launches, not positions, are a GPU's cost
     with torch.no_grad():
         hidden, cache, mask = gpu.prefill(prompts, slot)
         last = mask.sum(-1, keepdim=True) - 1

@@ -201,6 +201,16 @@ def test_prompts_are_read_in_groups_of_similar_length():
     assert length_groups([5]) == [[0]]
 
 
+def test_prompts_are_read_in_groups_by_default_on_the_cpu_only(tiny_lm):
+    """A GPU reads them as one padded batch (tests/backends/test_gpu.py checks that side)."""
+    assert tiny_lm.group_prompts is None and tiny_lm.grouping_prompts()
+    tiny_lm.group_prompts = False
+    try:
+        assert not tiny_lm.grouping_prompts()
+    finally:
+        tiny_lm.group_prompts = None
+
+
 def test_grouped_prefill_matches_one_padded_batch(tiny_lm):
     """The joined caches of short and long prompts read apart give the hidden states that
     one padded batch gives."""
