@@ -28,6 +28,8 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+import torch
+
 from backends.definitions import DEFAULT_DECODING, ORACLE, define, define_known, first_sentence
 from backends.pipeline import load_lm
 from benchmarks import data, metrics
@@ -156,15 +158,17 @@ def generate_in_workers(options: RunOptions, n_items: int) -> list[Sample]:
     device): for a machine whose cores or GPU one process leaves idle. Scoring stays in the
     caller, over all items, so the record is the one a single process would write."""
     bounds = [n_items * w // options.workers for w in range(options.workers + 1)]
-    level = logging.getLogger().getEffectiveLevel()  # a worker logs its progress as we do
-    shares = [(options, a, b, level) for a, b in zip(bounds, bounds[1:]) if b > a]
+    # a worker logs its progress as we do, and uses the CPU threads we were given
+    level, threads = logging.getLogger().getEffectiveLevel(), torch.get_num_threads()
+    shares = [(options, a, b, level, threads) for a, b in zip(bounds, bounds[1:]) if b > a]
     context = multiprocessing.get_context("spawn")  # CUDA cannot be forked
     with ProcessPoolExecutor(len(shares), mp_context=context) as pool:
         return [s for part in pool.map(_generate_share, shares) for s in part]
 
 
-def _generate_share(share: tuple[RunOptions, int, int, int]) -> list[Sample]:
-    options, start, stop, level = share
+def _generate_share(share: tuple[RunOptions, int, int, int, int]) -> list[Sample]:
+    options, start, stop, level, threads = share
+    torch.set_num_threads(threads)
     logging.basicConfig(level=level, format=f"%(levelname)s worker {start}-{stop}: %(message)s")
     items = load_items(options)[start:stop]
     return generate_samples(options, items, load_lm(options.lm, options.device), first=start)

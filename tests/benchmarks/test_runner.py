@@ -171,6 +171,13 @@ def test_headline_compares_learners_at_a_shared_n(tmp_path):
     lines = headline(runs)
     assert lines[2] == "| centroid | 0.03 | 7000 |" and lines[3] == "| token_tuning | 0.02 | 5000 |"
     assert lines[-1] == "Items per column: nonce n=100."
+    # a variant measured on fewer items (not a shipped learner) does not pull a column down
+    runs[0]["results"].append(
+        {"learner": "college (quoted examples)", "shots": 1, "n": 10, "mrr": 0.5, "median_rank": 2}
+    )
+    lines = headline(runs)
+    assert lines[-1] == "Items per column: nonce n=100."
+    assert lines[4] == "| college (quoted examples) | 0.5 (n=10) | 2 (n=10) |"
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{README_START}\nold\n{README_END}\nrest\n")
     update_readme(lines, readme)
