@@ -38,6 +38,19 @@ def tiny_tokenizer():
     )
 
 
+# The tiny LMs' shared shape (Gemma 3 here; tests of other architectures reuse it).
+TINY_LM_SHAPE = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    pad_token_id=0,
+    eos_token_id=1,
+    bos_token_id=2,
+)
+
+
 def build_tiny_lm(seed: int = 0):
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
@@ -47,17 +60,10 @@ def build_tiny_lm(seed: int = 0):
     tokenizer = tiny_tokenizer()
     config = Gemma3TextConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
         head_dim=16,
         max_position_embeddings=128,
         sliding_window=16,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
+        **TINY_LM_SHAPE,
     )
     model = Gemma3ForCausalLM(config).eval().requires_grad_(False)
     return NonceLM(model, tokenizer, "tiny")

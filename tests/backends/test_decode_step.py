@@ -94,21 +94,10 @@ def test_other_architectures_decode_through_transformers():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from backends.nonce_lm import NonceLM
-    from tests.conftest import build_tiny_lm, tiny_tokenizer
+    from tests.conftest import TINY_LM_SHAPE, build_tiny_lm, tiny_tokenizer
 
     tokenizer = tiny_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        eos_token_id=1,
-        bos_token_id=2,
-    )
+    config = LlamaConfig(vocab_size=len(tokenizer), max_position_embeddings=64, **TINY_LM_SHAPE)
     llama = NonceLM(LlamaForCausalLM(config).eval(), tokenizer, "tiny-llama")
     assert not supports(llama.model) and supports(build_tiny_lm().model)
     assert len(llama.generate([llama.encode("the bird sang")], max_new_tokens=4)[0]) == 4
