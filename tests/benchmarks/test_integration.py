@@ -74,9 +74,13 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     ]
     assert 0 < click["min_s"] <= click["seconds"] <= click["max_s"]
     # the int8 layer only shortlists: the fp32 choice, so the same definitions; the packed
-    # body differs from the plain one by rounding only
+    # body differs from the plain one by rounding only; the lean step is the same arithmetic
     matching = {r["learner"]: r["matching"] for r in perf if "matching" in r}
-    assert matching == {"int8 head / fp32 head": 1.0, "int8 head, packed body / fp32 head": 1.0}
+    assert matching == {
+        "int8 head / fp32 head": 1.0,
+        "int8 head, packed body / fp32 head": 1.0,
+        "int8 head, packed body, lean step / fp32 head": 1.0,
+    }
 
     int8 = json.loads((tmp_path / "int8.json").read_text())["results"]
     assert {r["case"] for r in int8 if r["learner"] == "fp32 (items 1-2)"} == {
@@ -97,6 +101,12 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
         "learn",
         "define",
     }
+
+    # the lean step is transformers' arithmetic: the same definitions (one learner given,
+    # so no oracle row: it comes with two or more)
+    steps = json.loads((tmp_path / "steps.json").read_text())["results"]
+    matches = {r["learner"]: r["matching"] for r in steps if "matching" in r}
+    assert matches == {"lean step/transformers step (centroid, items 1-2)": 1.0}
 
     from demo.store import VoteStore
 
