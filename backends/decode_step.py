@@ -46,6 +46,9 @@ class DecodeStep:
     def __init__(
         self, model, cache, mask: torch.Tensor, last_position: torch.Tensor, new_tokens: int
     ):
+        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
+
+        self.rotate = apply_rotary_pos_emb  # transformers' own RoPE, looked up once
         config = model.config
         body = model.base_model
         self.layers, self.norm, self.rotary = body.layers, body.norm, body.rotary_emb
@@ -91,15 +94,13 @@ class DecodeStep:
         return self.norm(hidden)[:, 0]
 
     def _block(self, i, layer, hidden, rotation, mask):
-        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
-
         attn = layer.self_attn
         rows, head_dim = hidden.shape[0], attn.head_dim
         x = layer.input_layernorm(hidden)
         q = attn.q_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, H, 1, hd]
         k = attn.k_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, KV, 1, hd]
         v = attn.v_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)
-        q, k = apply_rotary_pos_emb(attn.q_norm(q), attn.k_norm(k), *rotation)
+        q, k = self.rotate(attn.q_norm(q), attn.k_norm(k), *rotation)
         at = self.column.view(1)
         self.keys[i].index_copy_(2, at, k)
         self.values[i].index_copy_(2, at, v)
@@ -120,10 +121,12 @@ class GraphedStep:
     its shape: a finished row goes on computing unread (`keep` only narrows what is read
     back), which on a GPU costs nothing next to a launch."""
 
-    def __init__(self, step: DecodeStep, embeds: torch.Tensor):
-        self.inner = step
-        self.input = torch.zeros_like(embeds)  # [B, 1, d], the graph's own input
-        self.rows = torch.arange(embeds.shape[0], device=embeds.device)
+    def __init__(self, step: DecodeStep):
+        self.inner = step  # holds the buffers the graph reads and writes: keep them alive
+        rows, device = step.valid.shape[0], step.valid.device
+        dim, dtype = step.norm.weight.shape[0], step.keys[0].dtype
+        self.input = torch.zeros(rows, 1, dim, dtype=dtype, device=device)  # the graph's own
+        self.rows = torch.arange(rows, device=device)
         column, position = step.column.clone(), step.position.clone()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -145,14 +148,14 @@ class GraphedStep:
         return self.output[self.rows]
 
 
-def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool, embeds_like):
+def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool):
     """The stepper `NonceLM.generate` uses after prefill: graphed on CUDA when asked (and
     the eager step, with a warning, if recording the graph fails)."""
     step = DecodeStep(model, cache, mask, last_position, new_tokens)
     if not (graph and mask.device.type == "cuda"):
         return step
     try:
-        return GraphedStep(step, embeds_like)
+        return GraphedStep(step)
     except RuntimeError as err:  # torch.cuda.OutOfMemoryError included
         log.warning("CUDA graph not recorded (%s); decoding step by step", err)
         return DecodeStep(model, cache, mask, last_position, new_tokens)

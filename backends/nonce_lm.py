@@ -388,9 +388,8 @@ class NonceLM:
         positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
         stepper = None
         if self.lean_steps and supports(self.model) and max_new_tokens > 1:
-            graph = self.cuda_graphs and self.device.type == "cuda"
             stepper = decode_step(
-                self.model, cache, mask, positions, max_new_tokens, graph, hidden[:, None]
+                self.model, cache, mask, positions, max_new_tokens, self.cuda_graphs
             )
         new: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # original row of each batch row still generating

@@ -32,6 +32,7 @@ import torch
 
 from backends.definitions import DEFAULT_DECODING, ORACLE, define, define_known, first_sentence
 from backends.pipeline import load_lm
+from backends.settings import resolve_device
 from benchmarks import data, metrics
 from benchmarks.bertscore import BertScoreConfig, BertScorer
 from benchmarks.results import Result
@@ -144,10 +145,9 @@ def run_defgen(options: RunOptions) -> list[Result]:
     items = load_items(options)
     if options.workers > 1:
         samples = generate_in_workers(options, len(items))
-    lm = load_lm(options.lm, options.device)
-    scorer = BertScorer(BertScoreConfig(), device=str(lm.device))
-    if options.workers <= 1:
-        samples = generate_samples(options, items, lm)
+    else:
+        samples = generate_samples(options, items, load_lm(options.lm, options.device))
+    scorer = BertScorer(BertScoreConfig(), device=resolve_device(options.device))
     score_samples(samples, [item.definition for item in items], scorer, options.seed)
     return summarise(samples, options, scorer)
 

@@ -222,8 +222,9 @@ def headline(runs: list[dict]) -> list[str]:
     chosen: dict[tuple, int] = {}
     shipped = {*learner_names(), ORACLE}
     for task, shots, _, _ in columns:
-        present = [set(r) for k, r in rows.items() if k[0] == task and k[2] == shots]
-        core = [set(r) for k, r in rows.items() if k[:3:2] == (task, shots) and k[1] in shipped]
+        column = {k: by_n for k, by_n in rows.items() if k[0] == task and k[2] == shots}
+        present = [set(by_n) for by_n in column.values()]
+        core = [set(by_n) for k, by_n in column.items() if k[1] in shipped]
         common = set.intersection(*(core or present))
         chosen[task, shots] = max(common) if common else max(set.union(*present))
     lines = [

@@ -208,9 +208,9 @@ def test_the_cuda_graph_replays_the_lean_step_and_transformers_forward(lms):
     assert out[True, True] == out[True, False] == out[False, False]
     assert not gpu.grouping_prompts()  # launches, not positions, are a GPU's cost
     with torch.no_grad():
-        hidden, cache, mask = gpu.prefill(prompts, slot)
+        _, cache, mask = gpu.prefill(prompts, slot)
         last = mask.sum(-1, keepdim=True) - 1
-        graphed = decode_step(gpu.model, cache, mask, last, 8, True, hidden[:, None])
+        graphed = decode_step(gpu.model, cache, mask, last, 8, True)
         eager = DecodeStep(gpu.model, cache, mask, last, 8)
         assert isinstance(graphed, GraphedStep)
         for token in (5, 9, v, 7):
