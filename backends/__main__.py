@@ -71,6 +71,8 @@ def _print_table(record: dict) -> None:
         print(f"\n[{r['learner']}] learned in {r['timings']['learn']:.2f} s")
         print(f"  definition: {r['definition']}")
         print(f"  neighbours: {near}")
+        if r["info"].get("note"):  # what the learner says of its result, as its app card does
+            print(f"  note: {r['info']['note']}")
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in record["timings"].items())
     print(f"\n{timings}")
 

@@ -61,13 +61,17 @@ class Sample:
     definition: str  # first sentence of the generation
     reference: str
     scores: dict = field(default_factory=dict)  # bertscore_f1, rouge_l, identified, degenerate
+    # What the LM read the new word as, where the learner says (college: [[word, weight]])
+    read_as: list | None = None
 
     def record(self) -> dict:
+        kept = {"read_as": self.read_as} if self.read_as is not None else {}
         return {
             "item": self.item,
             "word": self.word,
             "definition": self.definition,
             **{k: round(v, 4) if isinstance(v, float) else v for k, v in self.scores.items()},
+            **kept,
         }
 
 
@@ -87,9 +91,12 @@ def generate_samples(
                 lm, options.learners, STAND_IN, examples_for(item.examples[:k]), options
             )
             found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
-            for name, text in [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]:
+            read = [e.info.get("read_as") for e in embeddings] + [None]
+            named = [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]
+            for (name, text), read_as in zip(named, read):
                 text = first_sentence(text)
-                samples.append(Sample(number, item.word, k, name, text, item.definition))
+                sample = Sample(number, item.word, k, name, text, item.definition, {}, read_as)
+                samples.append(sample)
         log.info("defgen item %d (%s) done", number + 1, item.word)
     return samples
 
@@ -127,6 +134,7 @@ def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) ->
             if (learner, k) not in groups:
                 continue
             scores = dict(means[learner, k])
+            scores.update(reading_scores(groups[learner, k]))
             if (CENTROID, k) in means and (ORACLE, k) in means:
                 for metric in ("identified", "bertscore_f1"):
                     scores[f"gap_closed_{metric}"] = metrics.gap_closed(
@@ -139,6 +147,27 @@ def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) ->
                 Result(learner, k, len(group), scores, config, samples=[s.record() for s in group])
             )
     return results
+
+
+def read_first(read_as: list | None, word: str) -> bool:
+    """Whether the word the learner's LM reading weighed most is the real word."""
+    return bool(read_as) and read_as[0][0].lower() == word.lower()
+
+
+def reading_scores(group: list[Sample]) -> dict[str, float]:
+    """For a learner that says what the LM read the word as (college): how often that was
+    the real word (`read_first`), and identification when it was and when not: where the
+    definitions' gap to the oracle comes from ({} for other learners)."""
+    read = [s for s in group if s.read_as is not None]
+    if not read:
+        return {}
+    hit = [s for s in read if read_first(s.read_as, s.word)]
+    miss = [s for s in read if not read_first(s.read_as, s.word)]
+    return {
+        "read_first": len(hit) / len(read),
+        "identified_read_first": _mean([s.scores["identified"] for s in hit]),
+        "identified_read_other": _mean([s.scores["identified"] for s in miss]),
+    }
 
 
 def run_defgen(options: RunOptions) -> list[Result]:

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     from backends.pipeline import load_lm
     from benchmarks import data
     from benchmarks.bertscore import BertScoreConfig, BertScorer
-    from benchmarks.defgen import Sample, score_samples
+    from benchmarks.defgen import Sample, reading_scores, score_samples
     from benchmarks.runs import STAND_IN, examples_for
 
     if args.threads:
@@ -193,11 +193,13 @@ def main(argv: list[str] | None = None) -> None:
                 ]
             for suffix, decoding in decodings.items():
                 found = define(lm, learned, decoding=decoding)
+                read = [e.info.get("read_as") for e in learned]
                 if "oracle" in names:
                     found += define_known(lm, [item.word], decoding=decoding)
+                    read.append(None)
                 samples += [
-                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition)
-                    for d in found
+                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition, {}, r)
+                    for d, r in zip(found, read)
                 ]
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
@@ -208,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     summary = {}
     for (name, k), group in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0])):
         means = {m: sum(s.scores[m] for s in group) / len(group) for m in group[0].scores}
+        means.update(reading_scores(group))
         summary[f"{name} k={k}"] = {"n": len(group), **means}
         print(
             f"{name:8s} k={k} n={len(group)} " + " ".join(f"{m}={v:.3f}" for m, v in means.items())

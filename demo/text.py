@@ -23,7 +23,8 @@ def literal(text: str) -> str:
 def definition_cards(word: str, rows: list[tuple]) -> str:
     """One card per learner: (learner, definition, seconds[, note]) -> Markdown. A note is
     what the learner says about its own result (the definition reader that read only the
-    spelling, the cache's effect on the word's probability)."""
+    spelling, the cache's effect on the word's probability, the words college's LM read
+    the new word as)."""
     blocks = [f"#### Definitions of “{literal(word)}”"]
     for learner, definition, seconds, *note in rows:
         text = literal(definition) if definition.strip() else "*(no definition generated)*"

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
-from backends.learners.lm_reader import ReaderConfig, soft_guess
+from backends.learners.lm_reader import ReaderConfig, read
 from backends.nonce_lm import NonceLM, word_pattern
 
 log = logging.getLogger(__name__)
@@ -273,6 +273,11 @@ def examples_prefix(examples: list[Example], layout: str) -> str:
     return head + between.join(f"{mark}{e.text.strip()}{mark}" for e in examples) + end
 
 
+def read_as_note(words: list[tuple[str, float]]) -> str:
+    """The card's line on what the LM read the word as: 'read as: anvil 97%, forge 2%'."""
+    return "read as: " + ", ".join(f"{w} {round(100 * p)}%" for w, p in words)
+
+
 class CollegeLearner(Learner):
     name = "college"
     paper = "Teehan, Lake & Ren 2024 (CoLLEGe)"
@@ -312,10 +317,11 @@ class CollegeLearner(Learner):
                 f"{self.generator.config.lm!r}; the LM {lm.name!r} is {lm.dim}-d"
             )
         vin, vout = self.concept(word).add(examples).embedding()
-        guess = None
+        reading = None
         if self.config.lm_reader_weight > 0:
             # The generator proposes words, the LM reads every example with each in place
-            guess = soft_guess(lm, word, examples, self.config.reader, proposal=vin)
+            reading = read(lm, word, examples, self.config.reader, proposal=vin)
+        guess = None if reading is None else reading.vector
         if guess is not None:  # blend in the LM's reading; the generator fixes the lengths
             w = self.config.lm_reader_weight
             guess = guess.to(vin)
@@ -329,6 +335,12 @@ class CollegeLearner(Learner):
             "k": len(examples),
             "lm_reader": guess is not None,
         }
+        if reading is not None:
+            # what the LM read the word as: the definition is, in effect, theirs
+            info["read_as"] = reading.words(lm)
+            info["note"] = read_as_note(info["read_as"])
+        elif self.config.lm_reader_weight > 0:
+            info["note"] = "the generator's vector alone: no example gave the LM a context to read"
         return NonceEmbedding(
             self.name, word, vin.to(lm.device), vout.to(lm.device), prompt_prefix=prefix, info=info
         )

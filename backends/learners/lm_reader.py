@@ -52,6 +52,7 @@ import logging
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -344,7 +345,43 @@ def blank_logprobs(
     return slot_logprobs(lm, prompts, shared=lm.encode(worked_examples(shots))).sum(0)
 
 
+class Reading(NamedTuple):
+    """What the LM read the new word as: its candidates' rows and weights, and the vector."""
+
+    rows: torch.Tensor  # [n] candidate rows of the input matrix (repeats possible)
+    weights: torch.Tensor  # [n] softmax(score / temperature), summing to 1
+    vector: torch.Tensor  # [d] the weighted mean of those rows
+
+    def words(self, lm: NonceLM, n: int = 3, least: float = 0.01) -> list[tuple[str, float]]:
+        """The `n` heaviest words (at least `least` of the weight each), a row's weight
+        summed where base forms made it a candidate twice: [("anvil", 0.97), ...]."""
+        total: dict[int, float] = {}
+        for row, weight in zip(self.rows.tolist(), self.weights.tolist()):
+            total[row] = total.get(row, 0.0) + weight
+        best = sorted(total.items(), key=lambda rw: -rw[1])[:n]
+        spell = lm.tokenizer.convert_ids_to_tokens
+        return [(spell(row).lstrip("▁ Ġ"), round(w, 3)) for row, w in best if w >= least]
+
+
 @torch.no_grad()
+def read(
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    config: ReaderConfig = ReaderConfig(),
+    proposal: torch.Tensor | None = None,
+) -> Reading | None:
+    """The candidate words, each scored by the LM on every example (left: the slot's
+    log-probability; right: the context that follows), weighted, and their expected
+    input-embedding row; None when the examples leave nothing to read."""
+    scored = candidate_scores(lm, word, examples, config, proposal)
+    if scored is None:
+        return None
+    rows, scores = scored
+    weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
+    return Reading(rows, weights, weights @ lm.input_matrix[rows].float())
+
+
 def soft_guess(
     lm: NonceLM,
     word: str,
@@ -352,15 +389,10 @@ def soft_guess(
     config: ReaderConfig = ReaderConfig(),
     proposal: torch.Tensor | None = None,
 ) -> torch.Tensor | None:
-    """[d] expected input-embedding row over the candidate words, each scored by the LM
-    on every example (left: the slot's log-probability; right: the context that follows);
-    None when the examples leave nothing to read."""
-    scored = candidate_scores(lm, word, examples, config, proposal)
-    if scored is None:
-        return None
-    rows, scores = scored
-    weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
-    return weights @ lm.input_matrix[rows].float()
+    """[d] expected input-embedding row over the candidate words (`read`'s vector); None
+    when the examples leave nothing to read."""
+    reading = read(lm, word, examples, config, proposal)
+    return None if reading is None else reading.vector
 
 
 def candidate_scores(

@@ -33,3 +33,19 @@ def test_cuda_asked_for_but_absent(capsys):
         pytest.skip("this machine has CUDA")
     assert main(["learn", "--word", "wug", "--example", "a wug", "--device", "cuda"]) == 2
     assert "no GPU" in capsys.readouterr().err
+
+
+def test_the_table_shows_what_a_learner_notes(capsys):
+    from backends.__main__ import _print_table
+
+    def row(learner, info):
+        near = {"input": [{"token": "anvil", "score": 0.9}]}
+        return {"learner": learner, "definition": "a tool.", "neighbours": near,
+                "timings": {"learn": 0.5}, "info": info}  # fmt: skip
+
+    record = {"word": "florp", "lm": "gemma-3-270m", "device": "cpu", "timings": {"total": 1.0}}
+    record["learners"] = [row("college", {"note": "read as: anvil 97%"}), row("centroid", {})]
+    _print_table(record)
+    out = capsys.readouterr().out
+    assert "  note: read as: anvil 97%" in out
+    assert out.count("note:") == 1  # a learner with nothing to say prints no note line

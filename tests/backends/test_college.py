@@ -16,6 +16,7 @@ from backends.learners.college import (
     ConceptState,
     GeneratorConfig,
     examples_prefix,
+    read_as_note,
 )
 from training.college_losses import regression_loss
 
@@ -186,3 +187,12 @@ def test_shipped_generator_learns_wug():
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
     # the examples also go in front of the definition prompt, one paragraph
     assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
+    # the card says what the LM read the word as, heaviest first
+    read_as = embedding.info["read_as"]
+    assert read_as and all(isinstance(w, str) and 0 < p <= 1 for w, p in read_as)
+    assert [p for _, p in read_as] == sorted((p for _, p in read_as), reverse=True)
+    assert embedding.info["note"] == read_as_note(read_as)
+
+
+def test_read_as_note():
+    assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"

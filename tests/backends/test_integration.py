@@ -51,6 +51,8 @@ def test_cli_learns_with_every_learner_offline():
         assert len(r["neighbours"]["input"]) == 10
         assert r["timings"]["learn"] >= 0
     assert record["timings"]["define_batched"] > 0
+    college = next(r for r in record["learners"] if r["learner"] == "college")
+    assert college["info"]["note"].startswith("read as: "), college["info"]
 
 
 def test_token_tuning_lowers_the_loss_on_the_real_lm(real_lm):

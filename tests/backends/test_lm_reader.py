@@ -15,6 +15,7 @@ from backends.learners.lm_reader import (
     FEATURES,
     MIXED_SHOTS,
     ReaderConfig,
+    Reading,
     base_form_ids,
     blank_logprobs,
     blank_prior,
@@ -23,6 +24,7 @@ from backends.learners.lm_reader import (
     candidate_scores,
     left_contexts,
     nearest_words,
+    read,
     score_weights,
     slot_logprobs,
     slot_prior,
@@ -77,6 +79,29 @@ def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     sharp_config = ReaderConfig(1e-4, 5, 0, **plain)
     sharp = soft_guess(tiny_lm, "wug", examples, sharp_config)
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
+
+
+def test_the_reading_names_its_heaviest_words(tiny_lm):
+    examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
+    config = ReaderConfig(temperature=0.7, from_slot=5, right_tokens=0, from_blank=0)
+    reading = read(tiny_lm, "wug", examples, config)
+    assert torch.allclose(reading.vector, soft_guess(tiny_lm, "wug", examples, config))
+    assert reading.weights.sum().item() == pytest.approx(1.0, abs=1e-5)
+    words = reading.words(tiny_lm, n=3, least=0.0)
+    assert len(words) == 3 and words == sorted(words, key=lambda w: -w[1])
+    heaviest = int(reading.rows[reading.weights.argmax()])
+    assert words[0][0] == tiny_lm.tokenizer.convert_ids_to_tokens(heaviest).lstrip("▁")
+
+
+def test_reading_words_sum_a_row_read_twice_and_drop_light_ones(tiny_lm):
+    bird, sang = (tiny_lm.encode(w, bos=False)[0] for w in (" bird", " sang"))
+    # base forms can make one row a candidate twice (sings, sang -> sing)
+    reading = Reading(
+        torch.tensor([bird, sang, bird]), torch.tensor([0.3, 0.695, 0.005]), torch.zeros(1)
+    )
+    assert reading.words(tiny_lm) == [("sang", 0.695), ("bird", 0.305)]
+    assert reading.words(tiny_lm, least=0.5) == [("sang", 0.695)]
+    assert reading.words(tiny_lm, n=1) == [("sang", 0.695)]
 
 
 def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):

@@ -11,7 +11,7 @@ from backends.reference import cosines, normalise, reference_vectors
 from benchmarks import metrics
 from benchmarks.bertscore import greedy_f1
 from benchmarks.cloze import pick, sentence_rows, sentence_scores
-from benchmarks.defgen import Verdict, judge
+from benchmarks.defgen import Sample, Verdict, judge, reading_scores
 from benchmarks.word_tasks import chimera_level, chimera_rho, gold_rank, nanmean
 
 # --- chimera ----------------------------------------------------------------------------
@@ -88,6 +88,28 @@ def test_greedy_f1_hand_worked():
 )
 def test_judge_prefers_usable_then_identifiable(a, b, verdict):
     assert judge(a, b, tie_margin=0.01) == verdict
+
+
+def test_reading_scores_split_identification_by_what_the_lm_read():
+    def sample(word, read_as, identified):
+        s = Sample(0, word, 3, "college", "a thing", "a thing", read_as=read_as)
+        s.scores = {"identified": identified}
+        return s
+
+    group = [
+        sample("anvil", [["anvil", 0.9], ["forge", 0.1]], 1.0),
+        sample("Mind", [["mind", 1.0]], 0.0),  # case does not matter
+        sample("strangle", [["choke", 0.8], ["strangle", 0.2]], 1.0),  # first counts
+        sample("bold", [], 0.0),  # nothing read
+    ]
+    assert reading_scores(group) == {
+        "read_first": 0.5,
+        "identified_read_first": 0.5,
+        "identified_read_other": 0.5,
+    }
+    assert reading_scores([sample("anvil", None, 1.0)]) == {}  # a learner that does not say
+    assert group[0].record()["read_as"] == [["anvil", 0.9], ["forge", 0.1]]
+    assert "read_as" not in sample("anvil", None, 1.0).record()
 
 
 def test_sentence_vectors_are_unit_mean_pooled_token_embeddings(tiny_scorer):

@@ -1,0 +1,95 @@
+"""Where a DefGen run's gap to the oracle comes from, per part of speech: how often the
+word the LM read the new word as (college's `read_as`) was the real word, and how often
+the definition was identified when it was and when it was not, beside the oracle's.
+
+    python -m benchmarks.read_as benchmarks/results/defgen-dev-college-read-as.json
+
+The DefGen files hold their parts of speech in blocks (`build_wordnet_sets.POS_QUOTAS`:
+dev 80 nouns, 60 verbs, 60 adjectives; the held-out test file 40, 30, 30), so an item's
+part of speech is read from its index; a record of other data is reported whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.build_wordnet_sets import POS_QUOTAS
+from benchmarks.defgen import read_first
+
+POS_NAMES = {"n": "nouns", "v": "verbs", "a": "adjectives"}
+SPLITS = {"defgen.dev.jsonl": 0, "defgen.test.jsonl": 2}  # index into POS_QUOTAS' triples
+
+
+def part_of_speech(data: str, item: int) -> str:
+    """'nouns', 'verbs' or 'adjectives' for item `item` of a DefGen file, 'all' for other data."""
+    split = SPLITS.get(Path(data).name)
+    if split is None:
+        return "all"
+    end = 0
+    for pos, quotas in POS_QUOTAS.items():
+        end += quotas[split]
+        if item < end:
+            return POS_NAMES[pos]
+    return "all"
+
+
+def summarise(record: dict) -> list[dict]:
+    """One row per (learner with `read_as`, k, part of speech), and its oracle's rate."""
+    oracle = {
+        (r["shots"], s["item"]): s["identified"]
+        for r in record["results"]
+        if r["learner"] == "oracle"
+        for s in r["samples"]
+    }
+    rows = []
+    for result in record["results"]:
+        samples = [s for s in result["samples"] if "read_as" in s]
+        groups = defaultdict(list)
+        for s in samples:
+            groups[part_of_speech(record["data"], s["item"])].append(s)
+        if len(groups) > 1:
+            groups["all"] = samples
+        for pos, group in groups.items():
+            first = [s for s in group if read_first(s["read_as"], s["word"])]
+            other = [s for s in group if not read_first(s["read_as"], s["word"])]
+            rows.append(
+                {
+                    "learner": result["learner"],
+                    "k": result["shots"],
+                    "pos": pos,
+                    "n": len(group),
+                    "read_first": len(first) / len(group),
+                    "identified": _mean([s["identified"] for s in group]),
+                    "identified_read_first": _mean([s["identified"] for s in first]),
+                    "oracle_read_first": _mean([oracle[result["shots"], s["item"]] for s in first]),
+                    "identified_read_other": _mean([s["identified"] for s in other]),
+                    "oracle": _mean([oracle[result["shots"], s["item"]] for s in group]),
+                }
+            )
+    return rows
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("record", help="a DefGen run record (JSON) with read_as samples")
+    args = parser.parse_args(argv)
+    record = json.loads(Path(args.record).read_text(encoding="utf-8"))
+    rows = summarise(record)
+    if not rows:
+        parser.error(f"{args.record}: no sample says what the LM read the word as")
+    columns = list(rows[0])
+    print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+    for row in rows:
+        cells = [f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
