@@ -2,13 +2,15 @@
 
 Every learner's word holds its own nonce id in one slot, so all definitions come from a
 single batched generation rather than one generation per learner, decoded as
-`DEFAULT_DECODING` says (backends/decoding.py).
+`DEFAULT_DECODING` says (backends/decoding.py). A learner that read the word as several
+known words (`NonceEmbedding.readings`) gets one row per reading, and those rows write one
+definition together (`NonceLM.generate`'s `mixture`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backends.decoding import Decoding
 from backends.learners.base import NonceEmbedding
@@ -68,6 +70,20 @@ def slot_for(lm: NonceLM, embeddings: list[NonceEmbedding]) -> tuple[NonceSlot, 
     return slot, hooks
 
 
+def rows_for(embeddings: list[NonceEmbedding]) -> tuple[list[NonceEmbedding], list]:
+    """One generation row per embedding, or per reading of one that has several (each at its
+    own vectors); with `[(embedding index, weight)]` per row where any has readings, for
+    `NonceLM.generate`'s mixture (else None)."""
+    if not any(e.readings for e in embeddings):
+        return embeddings, None
+    rows, mixture = [], []
+    for i, e in enumerate(embeddings):
+        for weight, vin, vout in e.readings or [(1.0, e.input_vector, e.output_vector)]:
+            rows.append(replace(e, input_vector=vin, output_vector=vout, readings=[]))
+            mixture.append((i, weight))
+    return rows, mixture
+
+
 def define(
     lm: NonceLM,
     embeddings: list[NonceEmbedding],
@@ -78,14 +94,17 @@ def define(
     """One batched generation for all embeddings; first sentence kept."""
     if not embeddings:
         return []
-    slot, hooks = slot_for(lm, embeddings)
+    rows, mixture = rows_for(embeddings)
+    slot, hooks = slot_for(lm, rows)
     prompts = [
         lm.encode(e.prompt_prefix + prompt.format(word=e.word), e.word, lm.vocab_size + i)
-        for i, e in enumerate(embeddings)
+        for i, e in enumerate(rows)
     ]
-    words = {lm.vocab_size + i: e.word for i, e in enumerate(embeddings)}
-    banned = [[i, *copied_tokens(lm, e, decoding)] for i, e in zip(words, embeddings)]
-    outputs = _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding)
+    words = {lm.vocab_size + i: e.word for i, e in enumerate(rows)}
+    banned = [[i, *copied_tokens(lm, e, decoding)] for i, e in zip(words, rows)]
+    outputs = _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture)
+    if mixture:  # a text's rows wrote the same tokens: its first row's are the definition
+        outputs = [outputs[[text for text, _ in mixture].index(i)] for i in range(len(embeddings))]
     return [_definition(lm, e.learner, e.word, ids, words) for e, ids in zip(embeddings, outputs)]
 
 
@@ -138,7 +157,7 @@ def copied_tokens(lm: NonceLM, embedding: NonceEmbedding, decoding: Decoding) ->
     return sorted({t for word in {embedding.word, *close} for t in word_forms(lm, word)})
 
 
-def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding):
+def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture=None):
     def stop(ids: list[int]) -> bool:
         return bool(_SENTENCE_END.search(_from_first_word(lm.decode(ids, words))))
 
@@ -151,6 +170,7 @@ def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding)
         nonce_of_row=list(words) or None,
         decoding=decoding,
         banned=banned,
+        mixture=mixture,
     )
 
 

@@ -8,6 +8,7 @@ an output vector of their own without untying or copying the 262k-row matrix.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,20 @@ _SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of t
 def word_pattern(word: str) -> re.Pattern[str]:
     """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending."""
     return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIX}(?!\w))", re.IGNORECASE)
+
+
+def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: int) -> torch.Tensor:
+    """[L, V'] rows' next-token log-probabilities -> [n, V'] their texts': each text's rows
+    mixed by their beliefs ([L] log-weights, normalised within a text): log sum_r
+    softmax(belief)_r p_r. A text of one row gets that row's log-probabilities unchanged."""
+    if n == len(text):  # one row per text, in batch order
+        return logprobs
+    out = []
+    for t in range(n):
+        rows = (text == t).nonzero()[:, 0]
+        weight = torch.log_softmax(belief[rows], 0).to(logprobs)  # [R]
+        out.append(torch.logsumexp(weight[:, None] + logprobs[rows.to(logprobs.device)], 0))
+    return torch.stack(out)
 
 
 def length_groups(lengths: Sequence[int]) -> list[list[int]]:
@@ -374,9 +389,16 @@ class NonceLM:
         nonce_of_row: Sequence[int | None] | None = None,
         decoding: Decoding = GREEDY,
         banned: Sequence[Sequence[int]] | None = None,
+        mixture: Sequence[tuple[int, float]] | None = None,
     ) -> list[list[int]]:
         """Continuation of every prompt in one batch, with a KV cache, decoded by `decoding`
         (`banned[r]`: token ids row r may not produce when `decoding.ban_word`).
+
+        `mixture[r] = (g, w)`: row r is one reading of text g, with prior weight w. A text's
+        rows write the same tokens, each chosen from their next-token distributions mixed
+        by the weights, and each row's weight is then updated by Bayes' rule with the
+        probability it gave the token chosen (a mixture over what the new word is, whose
+        belief follows the text it writes). Rows of no mixture are texts of their own.
 
         A row that has finished leaves the batch (and the cache), so the rows still
         generating do not pay for it: a batch costs about its longest row, not
@@ -384,6 +406,13 @@ class NonceLM:
         generator = sampler(decoding)
         words_read = decoding.no_repeat_ngram or decoding.word_uses or decoding.block_slurs
         forms = self.token_forms() if words_read else None
+        text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text
+        belief = torch.tensor(
+            [math.log(m[1]) for m in mixture] if mixture else [0.0] * len(text_of)
+        )
+        text_bans: dict[int, list[int]] = {}  # a text may say none of its rows' banned ids
+        for row, text in enumerate(text_of):
+            text_bans.setdefault(text, []).extend(banned[row] if banned else ())
         hidden, cache, mask = self.prefill(prompts, slot)
         positions = mask.sum(-1, keepdim=True) - 1  # [B, 1] each row's last position
         stepper = None
@@ -395,10 +424,15 @@ class NonceLM:
         live = list(range(len(prompts)))  # original row of each batch row still generating
         for said in range(1, max_new_tokens + 1):
             logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
-            for i, row in enumerate(live):
-                own_ban = banned[row] if banned else ()
-                logprobs[i] = adjust(logprobs[i], new[row], own_ban, decoding, forms)
-            step = pick(logprobs, decoding, generator)  # [L]
+            texts = list(dict.fromkeys(text_of[row] for row in live))  # [G], in batch order
+            of_text = torch.tensor([texts.index(text_of[row]) for row in live])  # [L] -> G
+            leads = [next(r for r in live if text_of[r] == t) for t in texts]  # a row per text
+            raw, logprobs = logprobs, mixed(logprobs, belief[live], of_text, len(texts))
+            for i, (text, row) in enumerate(zip(texts, leads)):
+                logprobs[i] = adjust(logprobs[i], new[row], text_bans[text], decoding, forms)
+            step = pick(logprobs, decoding, generator)[of_text.to(self.device)]  # [L]
+            if mixture:  # each reading weighed again by how likely it found the token chosen
+                belief[live] += raw.gather(1, step[:, None])[:, 0].float().cpu()
             keep = []
             for i, token in enumerate(step.tolist()):
                 new[live[i]].append(token)

@@ -57,9 +57,13 @@ shots) over `n` items. Choices that shape the numbers:
   reader)` and `college (fitted reader, no proposal)` are the shipped learner with its
   reader's evidence weighed as `training/reader_weights.py` fitted it (`weights` in their
   config's `reader`), measured and not kept ("Learned weights for the reader's
-  evidence"). Records named `*-h100.json` ran on an H100, `*-h200.json` on an H200. Its
-  training never saw an evaluation word (see `training/corpus.py`); the dev files here
-  were read during training only to log progress.
+  evidence"); rows named `college (mixed readings)` are the shipped learner with
+  `define_readings=3` in its config: each definition written from a mixture of the
+  three heaviest words it read rather than from their mean vector, measured and not kept
+  ("Definitions from a mixture of the readings"). Records named `*-h100.json` ran on
+  an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
+  `training/corpus.py`); the dev files here were read during training only to log
+  progress.
 - DefGen: first sentence of a generation (<= 32 new tokens) after
   `The word "dax" is defined as`, decoded as every definition is (greedy, the word banned
   from its own definition, no repeated word trigram, a content word said once and no word
@@ -75,6 +79,11 @@ shots) over `n` items. Choices that shape the numbers:
   above 0: compare rows with each other), ROUGE-L F1. The `oracle` row is the LM defining
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
   centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
+- DefGen rows of `college` from 2026-11-26 on also say what its LM reader read the word
+  as (each sample's `read_as`, the heaviest words and their weights): `read_first` is the
+  share of items whose heaviest word is the real word, `identified_read_first` /
+  `identified_read_other` identification on those and on the rest; `python -m
+  benchmarks.read_as RECORD` splits a record by part of speech beside the oracle.
 - `defgen.test.jsonl` is a held-out test file of our own (100 WordNet words drawn after
   the dev words, `benchmarks/build_wordnet_sets.py`): nothing was tuned on it, and its
   words are excluded from any training. Runs on it name the file in their command.

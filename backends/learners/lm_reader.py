@@ -352,15 +352,19 @@ class Reading(NamedTuple):
     weights: torch.Tensor  # [n] softmax(score / temperature), summing to 1
     vector: torch.Tensor  # [d] the weighted mean of those rows
 
-    def words(self, lm: NonceLM, n: int = 3, least: float = 0.01) -> list[tuple[str, float]]:
-        """The `n` heaviest words (at least `least` of the weight each), a row's weight
-        summed where base forms made it a candidate twice: [("anvil", 0.97), ...]."""
+    def heaviest(self, n: int, least: float) -> list[tuple[int, float]]:
+        """The `n` heaviest rows holding at least `least` of the weight each, [(row,
+        weight)], a row's weight summed where base forms made it a candidate twice."""
         total: dict[int, float] = {}
         for row, weight in zip(self.rows.tolist(), self.weights.tolist()):
             total[row] = total.get(row, 0.0) + weight
         best = sorted(total.items(), key=lambda rw: -rw[1])[:n]
+        return [(row, weight) for row, weight in best if weight >= least]
+
+    def words(self, lm: NonceLM, n: int = 3, least: float = 0.01) -> list[tuple[str, float]]:
+        """The heaviest words, spelt: [("anvil", 0.97), ...]."""
         spell = lm.tokenizer.convert_ids_to_tokens
-        return [(spell(row).lstrip("▁ Ġ"), round(w, 3)) for row, w in best if w >= least]
+        return [(spell(row).lstrip("▁ Ġ"), round(w, 3)) for row, w in self.heaviest(n, least)]
 
 
 @torch.no_grad()

@@ -187,6 +187,17 @@ def test_shipped_generator_learns_wug():
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
     # the examples also go in front of the definition prompt, one paragraph
     assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
+    assert embedding.readings == []  # shipped: the definition is the vectors' own
+    # readings asked for: the heaviest words, their weights renormalised, each at the
+    # generator's lengths (what the learner writes when the LM reads that word alone)
+    config = CollegeConfig(define_readings=3, reading_least=0.0)
+    split = CollegeLearner(config).learn(lm, "wug", examples)
+    assert len(split.readings) == 3
+    assert sum(w for w, _, _ in split.readings) == pytest.approx(1.0)
+    for _, vin, vout in split.readings:
+        assert float(vin.norm()) == pytest.approx(norm_in, rel=1e-4)
+        assert float(vout.norm()) == pytest.approx(norm_out, rel=1e-4)
+    assert torch.equal(split.input_vector, embedding.input_vector)  # the vectors do not change
     # the card says what the LM read the word as, heaviest first
     read_as = embedding.info["read_as"]
     assert read_as and all(isinstance(w, str) and 0 < p <= 1 for w, p in read_as)

@@ -113,6 +113,24 @@ def test_define_batches_every_learner_into_one_generation(tiny_lm):
     assert all(isinstance(d.text, str) for d in definitions)
 
 
+def test_an_embedding_with_readings_is_defined_from_their_mixture(tiny_lm):
+    results = learn_all(tiny_lm)
+    centroid, cache = results["centroid"], results["cache"]
+    g = torch.Generator().manual_seed(5)
+    rows = [torch.randn(tiny_lm.dim, generator=g) for _ in range(2)]
+    split = replace(
+        centroid, learner="split", readings=[(0.6, rows[0], rows[0]), (0.4, rows[1], rows[1])]
+    )
+    sure = replace(
+        split, learner="sure", readings=[(1 - 1e-9, rows[0], rows[0]), (1e-9, rows[1], rows[1])]
+    )
+    first = replace(centroid, learner="first", input_vector=rows[0], output_vector=rows[0])
+    found = define(tiny_lm, [cache, split, sure, first], max_new_tokens=6)
+    assert [d.learner for d in found] == ["cache", "split", "sure", "first"]  # one per embedding
+    assert found[2].text == found[3].text  # all the weight on one reading: its own definition
+    assert found[0].text == define(tiny_lm, [cache], max_new_tokens=6)[0].text  # others unchanged
+
+
 def test_first_sentence():
     assert first_sentence(" a small bird. It sings.") == "a small bird."
     assert first_sentence("a bird\nthat sings") == "a bird"

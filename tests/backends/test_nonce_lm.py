@@ -1,8 +1,11 @@
 """The nonce slot's mechanics, on a tiny randomly initialised Gemma-3-shaped LM."""
 
+import math
+
+import pytest
 import torch
 
-from backends.nonce_lm import NonceSlot, word_pattern
+from backends.nonce_lm import NonceSlot, mixed, word_pattern
 
 
 def random_slot(lm, n, seed=0):
@@ -113,6 +116,58 @@ def test_rows_that_finish_early_leave_the_batch_without_changing_the_others(tiny
     ]
     assert batched == alone
     assert len({len(out) for out in batched}) > 1  # rows really did finish at different steps
+
+
+def test_mixed_takes_each_texts_rows_weighted_by_their_normalised_beliefs():
+    logprobs = torch.log_softmax(torch.randn(4, 7, generator=torch.Generator().manual_seed(0)), -1)
+    alone = mixed(logprobs, torch.zeros(4), torch.arange(4), 4)
+    assert torch.equal(alone, logprobs)  # one row per text: unchanged
+    belief = torch.tensor([0.0, math.log(0.2), math.log(0.6), 5.0])  # rows 0-2 are text 0
+    out = mixed(logprobs, belief, torch.tensor([0, 0, 0, 1]), 2)
+    weights = torch.tensor([1.0, 0.2, 0.6]) / 1.8
+    expected = (weights[:, None] * logprobs[:3].exp()).sum(0).log()
+    assert torch.allclose(out[0], expected, atol=1e-6)
+    assert torch.allclose(out[1], logprobs[3])
+    assert torch.allclose(out.exp().sum(-1), torch.ones(2), atol=1e-5)  # still distributions
+
+
+def _mixture_prompts(lm):
+    v = lm.vocab_size
+    return [lm.encode("my daughter fed the wug", "wug", v + i) for i in range(3)] + [
+        lm.encode("the wug sang", "wug", v + 3)
+    ]
+
+
+def test_a_mixtures_rows_write_one_text_and_a_sure_reading_writes_its_own():
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    slot = random_slot(lm, 4, seed=3)
+    prompts, rows = _mixture_prompts(lm), [lm.vocab_size + i for i in range(4)]
+    split = [(0, 0.5), (0, 0.3), (0, 0.2), (1, 1.0)]
+    out = lm.generate(prompts, slot, max_new_tokens=6, nonce_of_row=rows, mixture=split)
+    assert out[0] == out[1] == out[2]  # the readings of text 0 share every token
+    alone = lm.generate(prompts[3:], slot, max_new_tokens=6, nonce_of_row=rows[3:])[0]
+    assert out[3] == alone  # a text of one row is generated as without a mixture
+    sure = [(0, 1 - 2e-9), (0, 1e-9), (0, 1e-9), (1, 1.0)]
+    out = lm.generate(prompts, slot, max_new_tokens=6, nonce_of_row=rows, mixture=sure)
+    first = lm.generate(prompts[:1], slot, max_new_tokens=6, nonce_of_row=rows[:1])[0]
+    assert out[0] == first  # nearly all the weight on one reading: that reading's text
+
+
+@pytest.mark.parametrize("finish_after", [1, 3])
+def test_a_mixture_finishes_as_one_text(tiny_lm, finish_after):
+    slot = random_slot(tiny_lm, 4, seed=4)
+    prompts, rows = _mixture_prompts(tiny_lm), [tiny_lm.vocab_size + i for i in range(4)]
+
+    def stop(ids):
+        return len(ids) >= finish_after
+
+    split = [(0, 0.4), (0, 0.4), (0, 0.2), (1, 1.0)]
+    out = tiny_lm.generate(
+        prompts, slot, max_new_tokens=6, stop=stop, nonce_of_row=rows, mixture=split
+    )
+    assert [len(o) for o in out] == [finish_after] * 4
 
 
 def test_int8_head_shortlists_and_the_choice_is_made_in_fp32():
