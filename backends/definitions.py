@@ -104,7 +104,8 @@ def define(
     banned = [[i, *copied_tokens(lm, e, decoding)] for i, e in zip(words, rows)]
     outputs = _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture)
     if mixture:  # a text's rows wrote the same tokens: its first row's are the definition
-        outputs = [outputs[[text for text, _ in mixture].index(i)] for i in range(len(embeddings))]
+        text_of = [text for text, _ in mixture]
+        outputs = [outputs[text_of.index(i)] for i in range(len(embeddings))]
     return [_definition(lm, e.learner, e.word, ids, words) for e, ids in zip(embeddings, outputs)]
 
 

@@ -424,14 +424,18 @@ class NonceLM:
         live = list(range(len(prompts)))  # original row of each batch row still generating
         for said in range(1, max_new_tokens + 1):
             logprobs = self._next_logprobs(hidden, slot, live, hooks, nonce_of_row)  # [L, V']
-            texts = list(dict.fromkeys(text_of[row] for row in live))  # [G], in batch order
-            of_text = torch.tensor([texts.index(text_of[row]) for row in live])  # [L] -> G
-            leads = [next(r for r in live if text_of[r] == t) for t in texts]  # a row per text
-            raw, logprobs = logprobs, mixed(logprobs, belief[live], of_text, len(texts))
-            for i, (text, row) in enumerate(zip(texts, leads)):
-                logprobs[i] = adjust(logprobs[i], new[row], text_bans[text], decoding, forms)
-            step = pick(logprobs, decoding, generator)[of_text.to(self.device)]  # [L]
-            if mixture:  # each reading weighed again by how likely it found the token chosen
+            leads, raw = live, logprobs  # a row per text: without a mixture, every row
+            if mixture:  # a text's rows' distributions mixed into one: [G, V']
+                texts = list(dict.fromkeys(text_of[row] for row in live))  # in batch order
+                of_text = torch.tensor([texts.index(text_of[row]) for row in live])  # [L] -> G
+                leads = [next(r for r in live if text_of[r] == t) for t in texts]
+                logprobs = mixed(raw, belief[live], of_text, len(texts))
+            for i, row in enumerate(leads):
+                bans = text_bans[text_of[row]]
+                logprobs[i] = adjust(logprobs[i], new[row], bans, decoding, forms)
+            step = pick(logprobs, decoding, generator)  # [G]
+            if mixture:  # each text's token to its rows; each reading weighed again by Bayes
+                step = step[of_text.to(self.device)]  # [L]
                 belief[live] += raw.gather(1, step[:, None])[:, 0].float().cpu()
             keep = []
             for i, token in enumerate(step.tolist()):

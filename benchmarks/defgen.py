@@ -95,8 +95,9 @@ def generate_samples(
             named = [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]
             for (name, text), read_as in zip(named, read):
                 text = first_sentence(text)
-                sample = Sample(number, item.word, k, name, text, item.definition, {}, read_as)
-                samples.append(sample)
+                samples.append(
+                    Sample(number, item.word, k, name, text, item.definition, read_as=read_as)
+                )
         log.info("defgen item %d (%s) done", number + 1, item.word)
     return samples
 

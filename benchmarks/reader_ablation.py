@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
                     found += define_known(lm, [item.word], decoding=decoding)
                     read.append(None)
                 samples += [
-                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition, {}, r)
+                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition, read_as=r)
                     for d, r in zip(found, read)
                 ]
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
