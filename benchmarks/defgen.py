@@ -63,9 +63,13 @@ class Sample:
     scores: dict = field(default_factory=dict)  # bertscore_f1, rouge_l, identified, degenerate
     # What the LM read the new word as, where the learner says (college: [[word, weight]])
     read_as: list | None = None
+    # Where the real word was among every word the LM weighed (0: first; -1: not one of them)
+    read_rank: int | None = None
 
     def record(self) -> dict:
         kept = {"read_as": self.read_as} if self.read_as is not None else {}
+        if self.read_rank is not None:
+            kept["read_rank"] = self.read_rank
         return {
             "item": self.item,
             "word": self.word,
@@ -92,11 +96,14 @@ def generate_samples(
             )
             found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
             read = [e.info.get("read_as") for e in embeddings] + [None]
+            ranks = [read_rank(e.info.get("read_words"), item.word) for e in embeddings] + [None]
             named = [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]
-            for (name, text), read_as in zip(named, read):
+            for (name, text), read_as, rank in zip(named, read, ranks):
                 text = first_sentence(text)
                 samples.append(
-                    Sample(number, item.word, k, name, text, item.definition, read_as=read_as)
+                    Sample(
+                        number, item.word, k, name, text, item.definition, read_as, read_rank=rank
+                    )
                 )
         log.info("defgen item %d (%s) done", number + 1, item.word)
     return samples
@@ -155,6 +162,15 @@ def read_first(read_as: list | None, word: str) -> bool:
     return bool(read_as) and read_as[0][0].lower() == word.lower()
 
 
+def read_rank(read_words: list[str] | None, word: str) -> int | None:
+    """The real word's place among the words the LM weighed, heaviest first (0: read first;
+    -1: not one of them); None for a learner that does not say."""
+    if read_words is None:
+        return None
+    lowered = [w.lower() for w in read_words]
+    return lowered.index(word.lower()) if word.lower() in lowered else -1
+
+
 def reading_scores(group: list[Sample]) -> dict[str, float]:
     """For a learner that says what the LM read the word as (college): how often that was
     the real word (`read_first`), and identification when it was and when not: where the
@@ -164,11 +180,16 @@ def reading_scores(group: list[Sample]) -> dict[str, float]:
         return {}
     hit = [s for s in read if read_first(s.read_as, s.word)]
     miss = [s for s in read if not read_first(s.read_as, s.word)]
-    return {
+    scores = {
         "read_first": len(hit) / len(read),
         "identified_read_first": _mean([s.scores["identified"] for s in hit]),
         "identified_read_other": _mean([s.scores["identified"] for s in miss]),
     }
+    ranked = [s.read_rank for s in read if s.read_rank is not None]
+    if ranked:  # how much a better ranking of the same words could give at most
+        scores["read_top5"] = sum(0 <= r < 5 for r in ranked) / len(ranked)
+        scores["read_weighed"] = sum(r >= 0 for r in ranked) / len(ranked)
+    return scores
 
 
 def run_defgen(options: RunOptions) -> list[Result]:

@@ -103,15 +103,25 @@ def repeats_word(words: Sequence[str], limit: int = 3) -> bool:
     return stutter or max(content.values(), default=0) >= limit
 
 
+def repeats_quotation(definition: str) -> bool:
+    """Whether something is quoted twice ('"a" or "a" (plural)'): a loop no n-gram repeats
+    and no content word counts, when what is quoted is a function word."""
+    from backends.decoding import quotations
+
+    quoted = [q for q in quotations(definition) if q]
+    return len(quoted) != len(set(quoted))
+
+
 def degenerate(definition: str, word: str) -> bool:
     """A definition no reader can use: empty, saying the defined word (or an inflection of
-    it) again, repeating a word 3-gram, or looping on a word (`repeats_word`)."""
+    it) again, repeating a word 3-gram, looping on a word (`repeats_word`) or on a
+    quotation (`repeats_quotation`)."""
     from backends.nonce_lm import word_pattern
 
     said = tokens(definition)
     if not said or word_pattern(word).search(definition):
         return True
-    return repeats_ngram(said, 3) or repeats_word(said)
+    return repeats_ngram(said, 3) or repeats_word(said) or repeats_quotation(definition)
 
 
 def identified(own: float, others: Sequence[float]) -> bool:

@@ -7,6 +7,15 @@ the definition was identified when it was and when it was not, beside the oracle
 The DefGen files hold their parts of speech in blocks (`build_wordnet_sets.POS_QUOTAS`:
 dev 80 nouns, 60 verbs, 60 adjectives; the held-out test file 40, 30, 30), so an item's
 part of speech is read from its index; a record of other data is reported whole.
+
+Where a record keeps each sample's `read_rank` (the real word's place among every word the
+LM weighed), two more columns say how far a better ranking of the same candidates could
+go: `top5` and `weighed`, the share with the real word among the five heaviest and
+anywhere among them, and `ceiling_top5` / `ceiling_weighed`, identification had the real
+word been read first wherever it was that high. An item read first that way is counted
+as the oracle's definition of it was (identified or not): the definitions of a word read
+first are identified about as often as the oracle's (model card, "What the LM read the
+word as"), so this is an estimate, not a measurement.
 """
 
 from __future__ import annotations
@@ -67,9 +76,28 @@ def summarise(record: dict) -> list[dict]:
                     "oracle_read_first": _mean([oracle[result["shots"], s["item"]] for s in first]),
                     "identified_read_other": _mean([s["identified"] for s in other]),
                     "oracle": _mean([oracle[result["shots"], s["item"]] for s in group]),
+                    **ceilings(
+                        group, {s["item"]: oracle[result["shots"], s["item"]] for s in group}
+                    ),
                 }
             )
     return rows
+
+
+def ceilings(group: list[dict], oracle: dict[int, float]) -> dict[str, float]:
+    """Shares with the real word among the five heaviest / anywhere among the words weighed,
+    and the identification estimated had it been read first there ({} without ranks);
+    `oracle`: the oracle's identification per item."""
+    if not group or any("read_rank" not in s for s in group):
+        return {}
+    out = {}
+    for name, high in (("top5", lambda r: 0 <= r < 5), ("weighed", lambda r: r >= 0)):
+        out[name] = _mean([float(high(s["read_rank"])) for s in group])
+        out[f"ceiling_{name}"] = _mean(
+            [oracle[s["item"]] if high(s["read_rank"]) and s["read_rank"] > 0 else s["identified"]
+             for s in group]
+        )  # fmt: skip
+    return out
 
 
 def _mean(values: list[float]) -> float:

@@ -351,6 +351,8 @@ class CollegeLearner(Learner):
             # what the LM read the word as: the definition is, in effect, theirs
             info["read_as"] = reading.words(lm)
             info["note"] = read_as_note(info["read_as"])
+            # every word it weighed, heaviest first: how far down the real word was
+            info["read_words"] = [w for w, _ in reading.words(lm, n=len(reading.rows), least=0)]
         elif self.config.lm_reader_weight > 0:
             info["note"] = "the generator's vector alone: no example gave the LM a context to read"
         return NonceEmbedding(

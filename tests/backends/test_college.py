@@ -203,6 +203,8 @@ def test_shipped_generator_learns_wug():
     assert read_as and all(isinstance(w, str) and 0 < p <= 1 for w, p in read_as)
     assert [p for _, p in read_as] == sorted((p for _, p in read_as), reverse=True)
     assert embedding.info["note"] == read_as_note(read_as)
+    weighed = embedding.info["read_words"]  # every word weighed, the heaviest first
+    assert weighed[: len(read_as)] == [w for w, _ in read_as] and len(set(weighed)) == len(weighed)
 
 
 def test_read_as_note():

@@ -173,6 +173,28 @@ def test_a_vector_that_copies_a_known_word_may_not_name_it(real_lm):
     assert "oven" not in define_known(real_lm, ["oven"], decoding=on)[0].text.lower()
 
 
+def test_a_word_quoted_alone_does_not_open_a_quotation_again():
+    # The definition reader's loop, as Gemma spells it: 'a "small" or "a" or "a" (plural)'
+    pieces = ["▁a", '▁"', "small", '"', "▁or", "a", '▁"a', "▁small", "▁thing", "▁(", "plural"]
+    forms = TokenForms.of_vocabulary(pieces)
+    quoted_a = [0, 1, 2, 3, 4, 1, 5, 3, 4]  # a "small" or "a" or
+    out = adjust(torch.zeros(len(pieces)), [*quoted_a, 1], [], Decoding(), forms)  # ... "
+    assert out[5] == float("-inf")  # "a" again, after the opening mark
+    assert out[2] == float("-inf")  # "small" too (content words are the once rule's as well)
+    assert out[8] == 0  # another word may open it
+    out = adjust(torch.zeros(len(pieces)), quoted_a, [], Decoding(), forms)
+    assert out[6] == float("-inf")  # the mark and the word in one token
+    assert out[0] == 0 and out[1] == 0  # the article itself, and a quotation of another word
+    # inside a quotation of several words, and with the rule off, "a" is free
+    inside = [*quoted_a, 1, 8]  # ... "thing
+    assert adjust(torch.zeros(len(pieces)), inside, [], Decoding(), forms)[0] == 0
+    off = Decoding(quote_once=False, word_uses=0)
+    assert adjust(torch.zeros(len(pieces)), [*quoted_a, 1], [], off, forms)[5] == 0
+    # a vote stored before the rule replays without it
+    old = {k: v for k, v in Decoding().record().items() if k != "quote_once"}
+    assert Decoding.from_record(old).quote_once is False
+
+
 def test_slurs_are_never_said_in_one_token_or_in_pieces():
     from backends.blocked_words import SLURS
 

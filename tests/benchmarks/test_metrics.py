@@ -119,6 +119,11 @@ def test_degenerate_definitions_are_empty_say_the_word_or_loop():
     assert degenerate("the study of past events, events, and society.", "dax")
     assert not degenerate("a shed or a hut, a small shed.", "dax")  # twice is allowed
     assert not degenerate("a piece of a thing that is a part of a whole.", "dax")  # "a" x4
+    # a quotation said twice: the definition reader's loop on a quoted function word
+    assert degenerate('a "small" or "little" or "a" or "a" (plural) or "a" (singular)', "dax")
+    assert degenerate('a "small" or "tiny" or "me" or "Me."', "dax")  # case, punctuation
+    assert not degenerate('"to read" or "to see", as in "a" and "an".', "dax")
+    assert not degenerate('a "small" or "little" object.', "dax")
 
 
 def test_identified_only_when_closer_than_every_distractor():

@@ -50,6 +50,22 @@ def test_rows_split_identification_by_the_word_read_first():
     assert rows["all"]["n"] == 4 and rows["all"]["read_first"] == 0.5
 
 
+def test_ceilings_count_the_oracle_where_a_better_ranking_would_read_the_word_first():
+    record = _record()
+    college = record["results"][0]["samples"]
+    for s, rank in zip(college, (0, 3, 9, -1)):  # first; fourth; tenth; never weighed
+        s["read_rank"] = rank
+    rows = {row["pos"]: row for row in summarise(record)}
+    nouns, everything = rows["nouns"], rows["all"]
+    # idea, fourth, would be the oracle's (identified) instead of college's (not)
+    assert (nouns["top5"], nouns["ceiling_top5"]) == (1.0, 1.0)
+    assert everything["top5"] == 0.5 and everything["weighed"] == 0.75
+    # drown, tenth, is counted as the oracle's (not identified) only when anywhere counts
+    assert everything["ceiling_top5"] == (1 + 1 + 1 + 0) / 4
+    assert everything["ceiling_weighed"] == (1 + 1 + 0 + 0) / 4
+    assert "top5" not in summarise(_record())[0]  # records without ranks: no such columns
+
+
 def test_the_cli_prints_a_table_or_says_why_not(tmp_path, capsys):
     path = tmp_path / "run.json"
     path.write_text(json.dumps(_record()))

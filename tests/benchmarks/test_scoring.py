@@ -11,7 +11,7 @@ from backends.reference import cosines, normalise, reference_vectors
 from benchmarks import metrics
 from benchmarks.bertscore import greedy_f1
 from benchmarks.cloze import pick, sentence_rows, sentence_scores
-from benchmarks.defgen import Sample, Verdict, judge, reading_scores
+from benchmarks.defgen import Sample, Verdict, judge, read_rank, reading_scores
 from benchmarks.word_tasks import chimera_level, chimera_rho, gold_rank, nanmean
 
 # --- chimera ----------------------------------------------------------------------------
@@ -108,6 +108,15 @@ def test_reading_scores_split_identification_by_what_the_lm_read():
         "identified_read_other": 0.5,
     }
     assert reading_scores([sample("anvil", None, 1.0)]) == {}  # a learner that does not say
+    # with the real word's place among every word weighed: how often it was near the top
+    for s, words in zip(
+        group, (["anvil"], ["mind"], ["choke", "x", "y", "z", "q", "strangle"], [])
+    ):
+        s.read_rank = read_rank(words, s.word)
+    assert [s.read_rank for s in group] == [0, 0, 5, -1]
+    scores = reading_scores(group)
+    assert (scores["read_top5"], scores["read_weighed"]) == (0.5, 0.75)
+    assert group[2].record()["read_rank"] == 5 and read_rank(None, "anvil") is None
     assert group[0].record()["read_as"] == [["anvil", 0.9], ["forge", 0.1]]
     assert "read_as" not in sample("anvil", None, 1.0).record()
 
