@@ -67,23 +67,29 @@ shots) over `n` items. Choices that shape the numbers:
 - DefGen: first sentence of a generation (<= 32 new tokens) after
   `The word "dax" is defined as`, decoded as every definition is (greedy, the word banned
   from its own definition, no repeated word trigram, a content word said once and no word
-  twice in a row: `backends/decoding.py`; records from 2026-11-24 on join a word's pieces
-  for the trigram rule and skip a first line without a word, those before compared token
-  by token; the once-rule from task version 3 on). Scores:
+  twice in a row, a word quoted alone never opening a second quotation:
+  `backends/decoding.py`; records from 2026-11-24 on join a word's pieces for the trigram
+  rule and skip a first line without a word, those before compared token by token; the
+  once-rule from task version 3 on, the quotation rule from version 4). Scores:
   `identified` (closer, by mean-pooled all-MiniLM-L6-v2 sentence embedding cosine, to its
   own reference than to each of 29 others drawn from the same file, or to all others when
   a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word,
   repeats a word 3-gram, or, from task version 3 on, says a content word three times or a
-  word right after itself), BERTScore F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy
-  cosine matching, no idf, no baseline rescaling (unrelated sentences still score well
-  above 0: compare rows with each other), ROUGE-L F1. The `oracle` row is the LM defining
+  word right after itself, or, from version 4, quotes the same thing twice), BERTScore
+  F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy cosine matching, no idf, no
+  baseline rescaling (unrelated sentences still score well above 0: compare rows with
+  each other), ROUGE-L F1. The `oracle` row is the LM defining
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
   centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
 - DefGen rows of `college` from 2026-11-26 on also say what its LM reader read the word
   as (each sample's `read_as`, the heaviest words and their weights): `read_first` is the
   share of items whose heaviest word is the real word, `identified_read_first` /
   `identified_read_other` identification on those and on the rest; `python -m
-  benchmarks.read_as RECORD` splits a record by part of speech beside the oracle.
+  benchmarks.read_as RECORD` splits a record by part of speech beside the oracle. From
+  task version 4 each sample also keeps `read_rank`, the real word's place among every
+  word the reader weighed (-1: not one of them), and the rows `read_top5` / `read_weighed`
+  (the real word among the five heaviest / anywhere among them): how far a better ranking
+  of the same candidates could go.
 - `defgen.test.jsonl` is a held-out test file of our own (100 WordNet words drawn after
   the dev words, `benchmarks/build_wordnet_sets.py`): nothing was tuned on it, and its
   words are excluded from any training. Runs on it name the file in their command.
@@ -273,8 +279,11 @@ def update_readme(table_lines: list[str], readme: Path) -> None:
 OLDER = (
     "Records of a task's earlier versions: DefGen and the tournament before version 3 "
     "decoded without the once-rule (a content word said again, a word right after "
-    "itself) and did not count such loops as degenerate. Kept to read what the "
-    "model card cites; their numbers are not comparable with version 3's."
+    "itself) and did not count such loops as degenerate; before version 4 without the "
+    "quotation rule (a word quoted alone quoted again: the definition reader's "
+    "'\"a\" or \"a\" (plural)' for every dev word), which the degenerate rate did not "
+    "count either. Kept to read what the model card cites; their numbers are not "
+    "comparable with version 4's."
 )
 
 HELD_OUT = (

@@ -90,7 +90,9 @@ TASKS: dict[str, Task] = {
             "with the oracle (the real word) as the ceiling",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (IDENTIFIED, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
-            3,  # 3: decoding limits a word's uses; `degenerate` counts word loops
+            # 3: decoding limits a word's uses; `degenerate` counts word loops. 4: a word
+            # quoted alone opens no second quotation; `degenerate` counts a repeated quotation
+            4,
             "benchmarks.defgen:run_defgen",
         ),
         Task(
@@ -107,7 +109,7 @@ TASKS: dict[str, Task] = {
             "definition loses, else the one that better identifies its reference wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
-            3,  # as DefGen's
+            4,  # as DefGen's
             "benchmarks.defgen:run_tournament",
         ),
         Task(
