@@ -281,7 +281,7 @@ OLDER = (
     "decoded without the once-rule (a content word said again, a word right after "
     "itself) and did not count such loops as degenerate; before version 4 without the "
     "quotation rule (a word quoted alone quoted again: the definition reader's "
-    "'\"a\" or \"a\" (plural)' for every dev word), which the degenerate rate did not "
+    '\'"a" or "a" (plural)\' for every dev word), which the degenerate rate did not '
     "count either. Kept to read what the model card cites; their numbers are not "
     "comparable with version 4's."
 )
