@@ -102,7 +102,14 @@ def generate_samples(
                 text = first_sentence(text)
                 samples.append(
                     Sample(
-                        number, item.word, k, name, text, item.definition, read_as, read_rank=rank
+                        number,
+                        item.word,
+                        k,
+                        name,
+                        text,
+                        item.definition,
+                        read_as=read_as,
+                        read_rank=rank,
                     )
                 )
         log.info("defgen item %d (%s) done", number + 1, item.word)

@@ -52,6 +52,13 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
         assert {"word", "definition", "identified", "degenerate"} <= set(row["samples"][0])
         assert 0 <= row["identified"] <= 1 and 0 <= row["degenerate"] <= 1
     assert "gap_closed_identified" in defgen[0]
+    # college says what the LM read the word as, and where the real word was among its words
+    college = next(r for r in defgen if r["learner"] == "college")
+    assert all("read_as" in s and isinstance(s["read_rank"], int) for s in college["samples"])
+    assert "read_first" in college and "read_weighed" in college
+    assert all(
+        "read_as" not in s for s in defgen[0]["samples"] if defgen[0]["learner"] != "college"
+    )
     chimera = json.loads((tmp_path / "chimera.json").read_text())["results"]
     assert {r["shots"] for r in chimera} == {2, 4, 6}
     oracle = [r for r in chimera if r["learner"] == "oracle"]
