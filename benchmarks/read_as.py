@@ -55,15 +55,15 @@ def summarise(record: dict) -> list[dict]:
     }
     rows = []
     for result in record["results"]:
-        samples = [s for s in result["samples"] if "read_as" in s]
+        samples = [s for s in result["samples"] if "read_as" in s or "read_rank" in s]
         groups = defaultdict(list)
         for s in samples:
             groups[part_of_speech(record["data"], s["item"])].append(s)
         if len(groups) > 1:
             groups["all"] = samples
         for pos, group in groups.items():
-            first = [s for s in group if read_first(s["read_as"], s["word"])]
-            other = [s for s in group if not read_first(s["read_as"], s["word"])]
+            first = [s for s in group if was_read_first(s)]
+            other = [s for s in group if not was_read_first(s)]
             rows.append(
                 {
                     "learner": result["learner"],
@@ -82,6 +82,14 @@ def summarise(record: dict) -> list[dict]:
                 }
             )
     return rows
+
+
+def was_read_first(sample: dict) -> bool:
+    """Whether the heaviest word read was the real word: its rank 0 where the sample keeps
+    the rank, else its `read_as` (records from before ranks were kept)."""
+    if "read_rank" in sample:
+        return sample["read_rank"] == 0
+    return read_first(sample["read_as"], sample["word"])
 
 
 def ceilings(group: list[dict], oracle: dict[int, float]) -> dict[str, float]:

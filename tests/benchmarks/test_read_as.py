@@ -64,6 +64,12 @@ def test_ceilings_count_the_oracle_where_a_better_ranking_would_read_the_word_fi
     assert everything["ceiling_top5"] == (1 + 1 + 1 + 0) / 4
     assert everything["ceiling_weighed"] == (1 + 1 + 0 + 0) / 4
     assert "top5" not in summarise(_record())[0]  # records without ranks: no such columns
+    # a sample with a rank and no read_as (a run that lost it) is read first at rank 0
+    for s in college:
+        del s["read_as"]
+    assert {row["pos"]: row["read_first"] for row in summarise(record)} == {
+        "nouns": 0.5, "verbs": 0.0, "all": 0.25
+    }  # fmt: skip
 
 
 def test_the_cli_prints_a_table_or_says_why_not(tmp_path, capsys):
