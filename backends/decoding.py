@@ -26,7 +26,10 @@ Three controls, applied to every row of the one batched generation:
 - a word quoted alone may not open a quotation again: the loops on quoted function words
   the once rule leaves free, since "a" and "the" must repeat in ordinary definitions (the
   definition reader, with only a word's spelling to read, wrote 'a "small" or "little" or
-  "a" or "a" (plural) or "a" (singular)' for every DefGen dev word);
+  "a" or "a" (plural) or "a" (singular)' for every DefGen dev word). As in the n-gram
+  rule, a token spelling the start of such a word is blocked there too, so it cannot be
+  written in pieces; a quotation of another word that starts the same way is blocked with
+  it ('"up"' then '"upward"'): 0-4 of each learner's 200 dev definitions changed;
 - slurs (backends/blocked_words.py) are never said, in one token or in pieces: a
   definition is shown to other people, and the LM learnt from the web;
 - optionally, tokens already generated are penalised (`repetition_penalty`, Keskar et al.
