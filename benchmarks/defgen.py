@@ -169,6 +169,11 @@ def read_first(read_as: list | None, word: str) -> bool:
     return bool(read_as) and read_as[0][0].lower() == word.lower()
 
 
+# How high the real word stood among the words the LM weighed (`read_rank`): among the five
+# heaviest, or anywhere. What a better ranking of the same words could reach at most.
+RANK_BANDS = {"top5": lambda rank: 0 <= rank < 5, "weighed": lambda rank: rank >= 0}
+
+
 def read_rank(read_words: list[str] | None, word: str) -> int | None:
     """The real word's place among the words the LM weighed, heaviest first (0: read first;
     -1: not one of them); None for a learner that does not say."""
@@ -194,8 +199,8 @@ def reading_scores(group: list[Sample]) -> dict[str, float]:
     }
     ranked = [s.read_rank for s in read if s.read_rank is not None]
     if ranked:  # how much a better ranking of the same words could give at most
-        scores["read_top5"] = sum(0 <= r < 5 for r in ranked) / len(ranked)
-        scores["read_weighed"] = sum(r >= 0 for r in ranked) / len(ranked)
+        for band, within in RANK_BANDS.items():
+            scores[f"read_{band}"] = sum(within(r) for r in ranked) / len(ranked)
     return scores
 
 

@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.build_wordnet_sets import POS_QUOTAS
-from benchmarks.defgen import read_first
+from benchmarks.defgen import RANK_BANDS, read_first
 
 POS_NAMES = {"n": "nouns", "v": "verbs", "a": "adjectives"}
 SPLITS = {"defgen.dev.jsonl": 0, "defgen.test.jsonl": 2}  # index into POS_QUOTAS' triples
@@ -99,10 +99,10 @@ def ceilings(group: list[dict], oracle: dict[int, float]) -> dict[str, float]:
     if not group or any("read_rank" not in s for s in group):
         return {}
     out = {}
-    for name, high in (("top5", lambda r: 0 <= r < 5), ("weighed", lambda r: r >= 0)):
-        out[name] = _mean([float(high(s["read_rank"])) for s in group])
-        out[f"ceiling_{name}"] = _mean(
-            [oracle[s["item"]] if high(s["read_rank"]) and s["read_rank"] > 0 else s["identified"]
+    for band, within in RANK_BANDS.items():
+        out[band] = _mean([float(within(s["read_rank"])) for s in group])
+        out[f"ceiling_{band}"] = _mean(
+            [oracle[s["item"]] if within(s["read_rank"]) and s["read_rank"] > 0 else s["identified"]
              for s in group]
         )  # fmt: skip
     return out
