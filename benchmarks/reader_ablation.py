@@ -31,8 +31,10 @@ quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed sh
 `mixed_pool_64_right_40_first_1` (the same cut after reading the pool's first right-context
 token), `mixed_pool_64_shortlist` (the whole pool, every right-context softmax over a
 shared shortlist of 1024 tokens but the best 16 candidates': the fourth version),
-`pool_128` (twice the shipped pool), `oracle`. A `+LAYOUT` after a variant sets how the
-examples stand in front of the definition prompt (`shipped+quoted`, `v3+paragraph`).
+`pool_128` (twice the shipped pool), `example_words` (the shipped reader letting the
+examples' own words be candidates, as the fourth version did), `oracle`. A `+LAYOUT`
+after a variant sets how the examples stand in front of the definition prompt
+(`shipped+quoted`, `v3+paragraph`).
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
 """
 
@@ -50,8 +52,15 @@ from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
 
 # The reader's third version, which the variants below were measured against (16 + 16
 # candidates, nouns as worked examples, every right-context softmax over the whole
-# vocabulary); "shipped" is whatever `ReaderConfig()` is today.
-V3 = ReaderConfig(from_slot=16, from_blank=16, blank_shots=BLANK_SHOTS, exact_right=0)
+# vocabulary, the examples' own words allowed); "shipped" is whatever `ReaderConfig()` is
+# today.
+V3 = ReaderConfig(
+    from_slot=16,
+    from_blank=16,
+    blank_shots=BLANK_SHOTS,
+    exact_right=0,
+    exclude_example_words=False,
+)
 
 VARIANTS = {
     "shipped": ReaderConfig(),
@@ -87,6 +96,8 @@ VARIANTS = {
     # twice the shipped pool from the slot and from the blank prompt: on 60 dev adjectives
     # at k = 3 the word was a candidate in 34 of them with 64 + 64 and 38 with 128 + 128
     "pool_128": replace(ReaderConfig(), from_slot=128, from_blank=128),
+    # the fourth version: the examples' own words may be candidates
+    "example_words": replace(ReaderConfig(), exclude_example_words=False),
 }
 
 

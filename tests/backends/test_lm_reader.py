@@ -22,6 +22,7 @@ from backends.learners.lm_reader import (
     blank_prompt,
     candidate_features,
     candidate_scores,
+    example_word_ids,
     left_contexts,
     nearest_words,
     read,
@@ -67,7 +68,13 @@ def test_proposed_words_are_read_where_the_slot_has_nothing(tiny_lm):
 
 def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     examples = [Example("the small wug sang"), Example("my daughter fed the wug")]
-    plain = dict(right_tokens=0, from_blank=0, prior_weight=0.0, base_forms=False)
+    plain = dict(
+        right_tokens=0,
+        from_blank=0,
+        prior_weight=0.0,
+        base_forms=False,
+        exclude_example_words=False,
+    )
     config = ReaderConfig(temperature=0.7, from_slot=5, **plain)
     guess = soft_guess(tiny_lm, "wug", examples, config)
     pooled = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
@@ -79,6 +86,33 @@ def test_left_only_guess_is_the_expected_row_of_the_pooled_top_words(tiny_lm):
     sharp_config = ReaderConfig(1e-4, 5, 0, **plain)
     sharp = soft_guess(tiny_lm, "wug", examples, sharp_config)
     assert torch.allclose(sharp, tiny_lm.input_matrix[top.indices[0]], atol=1e-5)
+
+
+def test_words_the_examples_use_are_never_candidates(tiny_lm):
+    # the new word is the one missing from its examples: no word they show is it
+    examples = [Example("the small wug sang"), Example("my daughter fed the wug seeds")]
+    seen = example_word_ids(tiny_lm, "wug", examples)
+    spelt = set(tiny_lm.tokenizer.convert_ids_to_tokens(sorted(seen)))
+    assert {"▁small", "▁sang", "▁daughter", "▁fed", "▁seeds"} <= spelt
+    assert "▁wug" not in spelt and "<unk>" not in spelt
+    config = ReaderConfig(from_slot=64, from_blank=64, base_forms=False)
+    index, _ = candidate_features(tiny_lm, "wug", examples, config)
+    assert len(index) and not set(index.tolist()) & seen
+    # the same reading with them allowed: the pool takes some of them
+    everything = replace(config, exclude_example_words=False)
+    assert set(candidate_features(tiny_lm, "wug", examples, everything)[0].tolist()) & seen
+
+
+@pytest.mark.integration
+@needs_wordnet
+def test_a_word_whose_base_form_the_examples_use_is_not_a_candidate(real_lm):
+    # "expectations" in the sentence rules out "expectation" (and so any form of it)
+    examples = [Example("She dax our expectations"), Example("This dax all my expectations")]
+    seen = example_word_ids(real_lm, "dax", examples)
+    spelt = set(real_lm.tokenizer.convert_ids_to_tokens(sorted(seen)))
+    assert {"▁expectations", "▁expectation", "▁Expectations"} <= spelt
+    index, _ = candidate_features(real_lm, "dax", examples)
+    assert not set(index.tolist()) & seen
 
 
 def test_the_reading_names_its_heaviest_words(tiny_lm):
@@ -114,6 +148,7 @@ def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
     scores = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
     scores = scores - 0.5 * len(examples) * prior  # k examples, k priors
     scores[~word_tokens(tiny_lm)] = float("-inf")
+    scores[sorted(example_word_ids(tiny_lm, "wug", examples))] = float("-inf")
     top = scores.topk(5)
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(guess, expected, atol=1e-5)
@@ -128,6 +163,7 @@ def test_bayes_prior_counts_the_lms_prior_once(tiny_lm):
     scores = slot_logprobs(tiny_lm, left_contexts(tiny_lm, "wug", examples)).sum(0)
     scores = scores - 1 * slot_prior(tiny_lm)  # two examples, the prior once
     scores[~word_tokens(tiny_lm)] = float("-inf")
+    scores[sorted(example_word_ids(tiny_lm, "wug", examples))] = float("-inf")
     top = scores.topk(5)
     expected = torch.softmax(top.values / 0.7, -1) @ tiny_lm.input_matrix[top.indices]
     assert torch.allclose(soft_guess(tiny_lm, "wug", examples, bayes), expected, atol=1e-5)

@@ -28,7 +28,11 @@ def test_each_variant_changes_what_its_name_says():
     assert (pool.from_slot, pool.from_blank, pool.blank_shots) == (64, 64, MIXED_SHOTS)
     assert pool.exact_right == 0  # as measured before the shortlist
     assert VARIANTS["mixed_pool_64_shortlist"] == replace(pool, exact_right=16)
-    assert VARIANTS["shipped"] == ReaderConfig() == VARIANTS["mixed_pool_64_shortlist"]
+    # the fifth version leaves the examples' own words out; the earlier ones did not
+    assert VARIANTS["shipped"].exclude_example_words and not v3.exclude_example_words
+    assert VARIANTS["example_words"] == replace(VARIANTS["shipped"], exclude_example_words=False)
+    fourth = VARIANTS["mixed_pool_64_shortlist"]
+    assert VARIANTS["shipped"] == ReaderConfig() == replace(fourth, exclude_example_words=True)
 
 
 def test_a_layout_after_a_plus_sets_where_the_examples_stand():
