@@ -50,14 +50,16 @@ shots) over `n` items. Choices that shape the numbers:
   `prior_weight` in their config's `reader`); rows named `college (reader v3)` are the
   reader before its fourth version: 16 + 16 candidates, nouns as the blank prompt's
   worked examples, every right-context softmax over the whole vocabulary (no
-  `exact_right` in their config's `reader`); rows named `college (quoted examples)` are
-  the shipped reader with its examples set before the definition prompt as a quoted
+  `exact_right` in their config's `reader`); rows named `college (reader v4)` are the
+  reader before its fifth version, when a word the examples themselves use could be read
+  as the new word (no `exclude_example_words` in their config's `reader`); rows named
+  `college (quoted examples)` are the fourth version with its examples set before the definition prompt as a quoted
   usage note instead of a paragraph (`examples_in_prompt` "quoted" in their config),
   measured and not kept (the model card's "Quoted examples"); rows named `college (fitted
-  reader)` and `college (fitted reader, no proposal)` are the shipped learner with its
+  reader)` and `college (fitted reader, no proposal)` are the fourth version with its
   reader's evidence weighed as `training/reader_weights.py` fitted it (`weights` in their
   config's `reader`), measured and not kept ("Learned weights for the reader's
-  evidence"); rows named `college (mixed readings)` are the shipped learner with
+  evidence"); rows named `college (mixed readings)` are the fourth version with
   `define_readings=3` in its config: each definition written from a mixture of the
   three heaviest words it read rather than from their mean vector, measured and not kept
   ("Definitions from a mixture of the readings"). Records named `*-h100.json` ran on
