@@ -53,8 +53,9 @@ shots) over `n` items. Choices that shape the numbers:
   `exact_right` in their config's `reader`); rows named `college (reader v4)` are the
   reader before its fifth version, when a word the examples themselves use could be read
   as the new word (no `exclude_example_words` in their config's `reader`); rows named
-  `college (quoted examples)` are the fourth version with its examples set before the definition prompt as a quoted
-  usage note instead of a paragraph (`examples_in_prompt` "quoted" in their config),
+  `college (quoted examples)` are the fourth version with its examples set before the
+  definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
+  "quoted" in their config),
   measured and not kept (the model card's "Quoted examples"); rows named `college (fitted
   reader)` and `college (fitted reader, no proposal)` are the fourth version with its
   reader's evidence weighed as `training/reader_weights.py` fitted it (`weights` in their
