@@ -12,11 +12,16 @@ time (one launch instead of ~500); on the CPU the same step, without a graph, sa
 framework's share.
 
 The arithmetic is transformers' own Gemma 3, op for op, calling the model's own modules
-(RMSNorm with (1 + w) in fp32, q/k norms, RoPE with the local and the global base,
-grouped-query attention packed for one query as transformers packs it, the GELU-tanh MLP,
-so packed CPU linears still apply). Prompts are read (prefilled) by transformers as before;
-their cache is copied in. `tests/backends/test_decode_step.py` checks the hidden states
-against transformers' forward and the definitions word for word.
+(q/k norms, RoPE with the local and the global base, grouped-query attention packed for
+one query as transformers packs it, the GELU-tanh MLP, so packed CPU linears still apply).
+Two things are done in fewer calls, to the same result: each RMSNorm (x / rms(x) times
+(1 + w), in fp32) is torch's one fused `rms_norm` rather than seven elementwise ops (the
+same values here, to the bit, at about half the time: 11-13 us against 20-25 per call,
+and a token makes 110 of them), and with packed CPU linears a block's q, k, v and its
+MLP's gate and up are read as two products rather than five (`PackedLinears.joint`).
+Prompts are read (prefilled) by transformers as before; their cache is copied in.
+`tests/backends/test_decode_step.py` checks the hidden states against transformers'
+forward and the definitions word for word.
 """
 
 from __future__ import annotations
@@ -44,7 +49,13 @@ class DecodeStep:
     Both advance inside the step, so a recorded graph replays step after step."""
 
     def __init__(
-        self, model, cache, mask: torch.Tensor, last_position: torch.Tensor, new_tokens: int
+        self,
+        model,
+        cache,
+        mask: torch.Tensor,
+        last_position: torch.Tensor,
+        new_tokens: int,
+        packed=None,
     ):
         from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
 
@@ -67,6 +78,14 @@ class DecodeStep:
         self.columns = torch.arange(width, device=mask.device)
         self.column = torch.tensor(prompt, device=mask.device)
         self.position = last_position.reshape(-1) + 1
+        # each norm's (1 + w), and per block its q/k/v and gate/up products read jointly
+        # (None: the modules one by one)
+        self.scales = {id(n): 1.0 + n.weight.float() for n in model.modules() if _is_norm(n)}
+        joint = packed.joint if packed is not None else lambda *modules: None
+        self.qkv = [
+            joint(b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj) for b in self.layers
+        ]
+        self.gate_up = [joint(b.mlp.gate_proj, b.mlp.up_proj) for b in self.layers]
 
     def keep(self, index: torch.Tensor) -> None:
         """Only the rows `index` go on (finished rows leave the batch)."""
@@ -91,16 +110,25 @@ class DecodeStep:
             hidden = self._block(i, layer, hidden, rotations[kind], masks[kind])
         self.column += 1
         self.position += 1
-        return self.norm(hidden)[:, 0]
+        return self._norm(self.norm, hidden)[:, 0]
+
+    def _norm(self, norm, x: torch.Tensor) -> torch.Tensor:
+        """Gemma 3's RMSNorm: x / rms(x) * (1 + w), computed in fp32, in one call."""
+        scale = self.scales[id(norm)]
+        return F.rms_norm(x.float(), scale.shape, scale, norm.eps).type_as(x)
 
     def _block(self, i, layer, hidden, rotation, mask):
-        attn = layer.self_attn
+        attn, mlp = layer.self_attn, layer.mlp
         rows, head_dim = hidden.shape[0], attn.head_dim
-        x = layer.input_layernorm(hidden)
-        q = attn.q_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, H, 1, hd]
-        k = attn.k_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, KV, 1, hd]
-        v = attn.v_proj(x).view(rows, 1, -1, head_dim).transpose(1, 2)
-        q, k = self.rotate(attn.q_norm(q), attn.k_norm(k), *rotation)
+        x = self._norm(layer.input_layernorm, hidden)
+        if self.qkv[i] is not None:
+            q, k, v = self.qkv[i](x)
+        else:
+            q, k, v = attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)
+        q = q.view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, H, 1, hd]
+        k = k.view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, KV, 1, hd]
+        v = v.view(rows, 1, -1, head_dim).transpose(1, 2)
+        q, k = self.rotate(self._norm(attn.q_norm, q), self._norm(attn.k_norm, k), *rotation)
         at = self.column.view(1)
         self.keys[i].index_copy_(2, at, k)
         self.values[i].index_copy_(2, at, v)
@@ -111,9 +139,18 @@ class DecodeStep:
             packed, self.keys[i], self.values[i], attn_mask=mask, scale=attn.scaling
         )
         out = out.reshape(rows, heads, 1, head_dim).transpose(1, 2).reshape(rows, 1, -1)
-        hidden = hidden + layer.post_attention_layernorm(attn.o_proj(out))
-        x = layer.post_feedforward_layernorm(layer.mlp(layer.pre_feedforward_layernorm(hidden)))
-        return hidden + x
+        hidden = hidden + self._norm(layer.post_attention_layernorm, attn.o_proj(out))
+        x = self._norm(layer.pre_feedforward_layernorm, hidden)
+        if self.gate_up[i] is not None:
+            gate, up = self.gate_up[i](x)
+        else:
+            gate, up = mlp.gate_proj(x), mlp.up_proj(x)
+        x = mlp.down_proj(mlp.act_fn(gate) * up)  # Gemma3MLP's forward, its two products joint
+        return hidden + self._norm(layer.post_feedforward_layernorm, x)
+
+
+def _is_norm(module) -> bool:
+    return type(module).__name__ == "Gemma3RMSNorm"
 
 
 class GraphedStep:
@@ -148,10 +185,11 @@ class GraphedStep:
         return self.output[self.rows]
 
 
-def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool):
+def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool, packed=None):
     """The stepper `NonceLM.generate` uses after prefill: graphed on CUDA when asked (and
-    the eager step, with a warning, if recording the graph fails)."""
-    step = DecodeStep(model, cache, mask, last_position, new_tokens)
+    the eager step, with a warning, if recording the graph fails). `packed`: the LM's
+    `PackedLinears` (CPU), whose joint products the step then reads."""
+    step = DecodeStep(model, cache, mask, last_position, new_tokens, packed)
     if not (graph and mask.device.type == "cuda"):
         return step
     try:

@@ -418,7 +418,7 @@ class NonceLM:
         stepper = None
         if self.lean_steps and supports(self.model) and max_new_tokens > 1:
             stepper = decode_step(
-                self.model, cache, mask, positions, max_new_tokens, self.cuda_graphs
+                self.model, cache, mask, positions, max_new_tokens, self.cuda_graphs, self.packed
             )
         new: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # original row of each batch row still generating

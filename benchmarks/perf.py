@@ -137,6 +137,7 @@ class Kernel(NamedTuple):
     packed: bool | None
     lean: bool = False
     graphs: bool = False
+    joint: bool = True  # the packed body's joint q/k/v and gate/up products in the lean step
 
 
 def kernels(lm) -> list[Kernel]:
@@ -152,7 +153,9 @@ def kernels(lm) -> list[Kernel]:
             lm.packed.on = False
         head, layer = layers[-1]
         rows.append(Kernel(f"{head} head, packed body", layer, True))
-        rows.append(Kernel(f"{head} head, packed body, lean step", layer, True, lean=True))
+        label = f"{head} head, packed body, lean step"
+        rows.append(Kernel(f"{label}, products apart", layer, True, lean=True, joint=False))
+        rows.append(Kernel(label, layer, True, lean=True))
     else:
         rows.append(Kernel("fp32 head, lean step", None, None, lean=True))
         rows.append(Kernel("fp32 head, lean step, CUDA graph", None, None, True, True))
@@ -165,21 +168,30 @@ def kernel_config(kernel: Kernel) -> dict:
         "packed_body": kernel.packed,
         "step": "lean" if kernel.lean else "transformers",
         "cuda_graph": kernel.graphs,
+        "joint_products": kernel.joint if kernel.packed and kernel.lean else None,
     }
 
 
 @contextmanager
 def decoding_with(
-    lm, layer, packed: bool | None = None, lean: bool | None = None, graphs: bool | None = None
+    lm,
+    layer,
+    packed: bool | None = None,
+    lean: bool | None = None,
+    graphs: bool | None = None,
+    joint: bool = True,
 ):
     """Generate through `layer` (None: fp32) and, where given, with the packed body on or
-    off, the lean step or transformers' forward, a CUDA graph or not; then give the LM back
-    its own."""
+    off, the lean step or transformers' forward, a CUDA graph or not, the packed body's
+    joint products or not; then give the LM back its own."""
     before, lm.head_int8 = lm.head_int8, layer
     body = lm.packed.on if lm.packed is not None else None
+    joined = lm.packed.joint_products if lm.packed is not None else None
     steps = lm.lean_steps, lm.cuda_graphs
     if lm.packed is not None and packed is not None:
         lm.packed.on = packed
+    if lm.packed is not None:
+        lm.packed.joint_products = joint
     if lean is not None:
         lm.lean_steps = lean
     if graphs is not None:
@@ -190,11 +202,11 @@ def decoding_with(
         lm.head_int8 = before
         lm.lean_steps, lm.cuda_graphs = steps
         if lm.packed is not None:
-            lm.packed.on = body
+            lm.packed.on, lm.packed.joint_products = body, joined
 
 
 def decoding_by(lm, kernel: Kernel):
-    return decoding_with(lm, kernel.layer, kernel.packed, kernel.lean, kernel.graphs)
+    return decoding_with(lm, kernel.layer, kernel.packed, kernel.lean, kernel.graphs, kernel.joint)
 
 
 def other_prefill(lm, kernel: Kernel, embeddings, texts: list[str]) -> tuple[float, bool, str]:

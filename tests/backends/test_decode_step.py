@@ -126,3 +126,36 @@ def test_real_lm_definitions_are_the_same_through_either_step(real_lm):
         with steps(real_lm, lean):
             out[lean] = real_lm.generate(prompts, max_new_tokens=24, decoding=DEFAULT_DECODING)
     assert out[True] == out[False]
+
+
+@torch.no_grad()
+def test_joint_products_give_what_the_separate_layers_give():
+    """With packed CPU linears, each block's q, k, v and its gate and up are read as one
+    product each: transformers' hidden states (rounding apart), and the same generations
+    as with the five products apart."""
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm(seed=5)  # its own LM: packing reroutes the layers it is given
+    lm.use_packed_linears()
+    slot = random_slot(lm, 3, seed=5)
+    prompts = padded_prompts(lm)
+    hidden, cache, mask = lm.prefill(prompts, slot)
+    positions = mask.sum(-1, keepdim=True) - 1
+    lean = DecodeStep(lm.model, cache, mask, positions, new_tokens=6, packed=lm.packed)
+    assert all(f is not None for f in lean.qkv + lean.gate_up)
+    for token in (5, 9, 11):
+        ids = torch.full((len(prompts), 1), token)
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions + 1
+        expected = lm.hidden(ids, mask, slot, past=cache, positions=positions).last_hidden_state
+        got = lean.step(lm.embed(ids, slot))
+        assert torch.allclose(got, expected[:, -1], atol=1e-4), (got - expected[:, -1]).abs().max()
+
+    rows = [lm.vocab_size + i for i in range(3)]
+    out = {}
+    for joint in (False, True):
+        lm.packed.joint_products = joint
+        out[joint] = lm.generate(prompts, slot, nonce_of_row=rows, max_new_tokens=12)
+    assert out[True] == out[False]
+    layers = len(lm.model.base_model.layers)
+    assert len(lm.packed._joint) == 2 * layers  # built once, reused by every later step

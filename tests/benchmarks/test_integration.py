@@ -81,11 +81,13 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     ]
     assert 0 < click["min_s"] <= click["seconds"] <= click["max_s"]
     # the int8 layer only shortlists: the fp32 choice, so the same definitions; the packed
-    # body differs from the plain one by rounding only; the lean step is the same arithmetic
+    # body differs from the plain one by rounding only; the lean step is the same arithmetic,
+    # its joint products (the shipped step) or its products apart
     matching = {r["learner"]: r["matching"] for r in perf if "matching" in r}
     assert matching == {
         "int8 head / fp32 head": 1.0,
         "int8 head, packed body / fp32 head": 1.0,
+        "int8 head, packed body, lean step, products apart / fp32 head": 1.0,
         "int8 head, packed body, lean step / fp32 head": 1.0,
     }
 
