@@ -57,7 +57,7 @@ class DecodeStep:
         new_tokens: int,
         packed=None,
     ):
-        from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
+        from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm, apply_rotary_pos_emb
 
         self.rotate = apply_rotary_pos_emb  # transformers' own RoPE, looked up once
         config = model.config
@@ -80,7 +80,8 @@ class DecodeStep:
         self.position = last_position.reshape(-1) + 1
         # each norm's (1 + w), and per block its q/k/v and gate/up products read jointly
         # (None: the modules one by one)
-        self.scales = {id(n): 1.0 + n.weight.float() for n in model.modules() if _is_norm(n)}
+        norms = (n for n in model.modules() if isinstance(n, Gemma3RMSNorm))
+        self.scales = {id(n): 1.0 + n.weight.float() for n in norms}
         joint = packed.joint if packed is not None else lambda *modules: None
         self.qkv = [
             joint(b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj) for b in self.layers
@@ -147,10 +148,6 @@ class DecodeStep:
             gate, up = mlp.gate_proj(x), mlp.up_proj(x)
         x = mlp.down_proj(mlp.act_fn(gate) * up)  # Gemma3MLP's forward, its two products joint
         return hidden + self._norm(layer.post_feedforward_layernorm, x)
-
-
-def _is_norm(module) -> bool:
-    return type(module).__name__ == "Gemma3RMSNorm"
 
 
 class GraphedStep:
