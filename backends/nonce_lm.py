@@ -223,12 +223,31 @@ class NonceLM:
         if choosing and self._int8_may_choose():
             logits = self.head_int8(hidden)
         else:
-            logits = self.head(hidden)
+            logits = self._fp32_logits(hidden)
         if slot is not None:
             logits = torch.cat([logits, hidden @ slot.outputs.to(hidden.dtype).T], dim=-1)
         if self.softcap:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
+
+    def _fp32_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The fp32 output layer. For 2-8 rows on the CPU with no gradient (the LM reader's
+        slot, blank-prompt and shortlist distributions) it is computed as (W h^T)^T: there
+        torch's `F.linear` takes a slow path against the 262k-row layer (3 rows: 195 ms on
+        two threads, 192 on one; this way 30 and 48 ms; measured here, torch 2.13, equal at
+        one row, and at 10-32 rows on one thread no faster). The sums are ordered
+        differently: logits move by ~1e-6."""
+        rows = hidden.reshape(-1, hidden.shape[-1])
+        weight = self.head.weight
+        if (
+            2 <= rows.shape[0] <= 8
+            and hidden.device.type == "cpu"
+            and self.head.bias is None
+            and not torch.is_grad_enabled()
+            and hidden.dtype == weight.dtype
+        ):
+            return (weight @ rows.T).T.contiguous().reshape(*hidden.shape[:-1], -1)
+        return self.head(hidden)
 
     def _int8_may_choose(self) -> bool:
         """The int8 head is on and no gradient has to flow through the output layer."""
