@@ -179,7 +179,7 @@ def decoding_with(
     packed: bool | None = None,
     lean: bool | None = None,
     graphs: bool | None = None,
-    joint: bool = True,
+    joint: bool | None = None,
 ):
     """Generate through `layer` (None: fp32) and, where given, with the packed body on or
     off, the lean step or transformers' forward, a CUDA graph or not, the packed body's
@@ -190,7 +190,7 @@ def decoding_with(
     steps = lm.lean_steps, lm.cuda_graphs
     if lm.packed is not None and packed is not None:
         lm.packed.on = packed
-    if lm.packed is not None:
+    if lm.packed is not None and joint is not None:
         lm.packed.joint_products = joint
     if lean is not None:
         lm.lean_steps = lean
