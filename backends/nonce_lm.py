@@ -155,6 +155,19 @@ class NonceLM:
 
         return self.memo("token_forms", build)
 
+    def unwritable_ids(self) -> torch.Tensor:
+        """[n] the tokenizer's special ids but the end of text (image markers, '<unusedN>',
+        padding, '<bos>'): a definition is text, and the end of text is how it may stop."""
+
+        def build() -> torch.Tensor:
+            tokenizer = self.tokenizer
+            special = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
+            special |= set(tokenizer.all_special_ids)
+            ids = sorted(i for i in special if i < self.vocab_size and i != tokenizer.eos_token_id)
+            return torch.tensor(ids, dtype=torch.long)
+
+        return self.memo("unwritable_ids", build)
+
     @property
     def device(self) -> torch.device:
         return self.embedding.weight.device
@@ -423,6 +436,7 @@ class NonceLM:
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
         generator = sampler(decoding)
+        unwritable = self.unwritable_ids().to(self.device) if decoding.ban_special else None
         words_read = decoding.no_repeat_ngram or decoding.word_uses or decoding.block_slurs
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text
@@ -449,6 +463,8 @@ class NonceLM:
                 of_text = torch.tensor([texts.index(text_of[row]) for row in live])  # [L] -> G
                 leads = [next(r for r in live if text_of[r] == t) for t in texts]
                 logprobs = mixed(raw, belief[live], of_text, len(texts))
+            if unwritable is not None and len(unwritable):
+                logprobs.index_fill_(1, unwritable, float("-inf"))  # a fresh tensor, ours to change
             for i, row in enumerate(leads):
                 bans = text_bans[text_of[row]]
                 logprobs[i] = adjust(logprobs[i], new[row], bans, decoding, forms)

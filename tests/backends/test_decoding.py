@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -75,6 +76,29 @@ def test_generation_never_says_the_banned_word_or_repeats_a_word(tiny_lm):
     trigrams = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
     assert len(trigrams) == len(set(trigrams))
     assert len(words) == len(set(words))
+
+
+def test_sampling_never_writes_a_special_token_but_the_end_of_text(tiny_lm):
+    # a random LM at temperature 2 writes '<pad>', '<bos>' and '<unk>' among its words
+    prompts = [tiny_lm.encode("the bird is defined as")] * 4
+    special = set(tiny_lm.unwritable_ids().tolist())
+    assert special == {0, 2, 3}  # the tiny tokenizer's specials, '<eos>' (1) left writable
+
+    def written(decoding: Decoding) -> list[int]:
+        return [
+            t
+            for row in tiny_lm.generate(prompts, max_new_tokens=16, decoding=decoding)
+            for t in row
+        ]
+
+    free = Decoding(ban_word=False, temperature=2.0, seed=1, ban_special=False)
+    assert special & set(written(free))  # the rule has something to stop
+    banned = written(replace(free, ban_special=True))
+    assert not special & set(banned)
+    # an arena vote stored before the rule replays without it
+    assert Decoding.from_record({**free.record(), "ban_special": True}).ban_special
+    old = {k: v for k, v in free.record().items() if k != "ban_special"}
+    assert not Decoding.from_record(old).ban_special
 
 
 def test_token_forms_read_tokens_as_words():
