@@ -28,7 +28,9 @@ DEFAULT_DECODING = Decoding()
 
 # A sentence ends at '.', '!' or '?' (with any closing quotes or brackets) before a space,
 # or at a line break: "a promise." It -> "a promise."; '"a thought." It' keeps its quote.
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*(?=\s)|\n")
+# Also where a word's end stop runs straight into a capitalised word ('expression.The
+# word'; none of the 26 610 recorded definitions does so; initials, 'U.S.Navy', go on).
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*(?=\s)|\n|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
 
 
 # Lines with no letter or digit before the definition proper ('defined as:' then a line

@@ -141,6 +141,8 @@ def test_first_sentence():
     assert first_sentence("3.5 metres long. Yes") == "3.5 metres long."
     assert first_sentence('"a thought." It is a concept') == '"a thought."'
     assert first_sentence("a hill (or mound.) Then") == "a hill (or mound.)"
+    assert first_sentence('an expression.The word "x" is') == "an expression."
+    assert first_sentence("a U.S.Navy ship.") == "a U.S.Navy ship."  # initials go on
 
 
 def test_replay_shortcut_equals_the_full_forward_pass(tiny_lm):
