@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from backends.decode_step import decode_step, supports
-from backends.decoding import GREEDY, Decoding, TokenForms, adjust, pick, sampler
+from backends.decoding import GREEDY, Decoding, TokenForms, adjust, is_markup, pick, sampler
 
 # A hook rewrites next-token log-probabilities given the final hidden states that
 # produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
@@ -156,13 +156,16 @@ class NonceLM:
         return self.memo("token_forms", build)
 
     def unwritable_ids(self) -> torch.Tensor:
-        """[n] the tokenizer's special ids but the end of text (image markers, '<unusedN>',
-        padding, '<bos>'): a definition is text, and the end of text is how it may stop."""
+        """[n] ids a definition may not write (`Decoding.text_only`): the tokenizer's special
+        ids but the end of text (image markers, '<unusedN>', padding, '<bos>') and markup
+        pieces ('<b>', '</td>'); the end of text is how a definition may stop."""
 
         def build() -> torch.Tensor:
             tokenizer = self.tokenizer
             special = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
             special |= set(tokenizer.all_special_ids)
+            pieces = tokenizer.convert_ids_to_tokens(list(range(self.vocab_size)))
+            special |= {i for i, piece in enumerate(pieces) if is_markup(piece)}
             ids = sorted(i for i in special if i < self.vocab_size and i != tokenizer.eos_token_id)
             return torch.tensor(ids, dtype=torch.long)
 
@@ -436,7 +439,7 @@ class NonceLM:
         generating do not pay for it: a batch costs about its longest row, not
         longest row x batch size."""
         generator = sampler(decoding)
-        unwritable = self.unwritable_ids().to(self.device) if decoding.ban_special else None
+        unwritable = self.unwritable_ids().to(self.device) if decoding.text_only else None
         words_read = decoding.no_repeat_ngram or decoding.word_uses or decoding.block_slurs
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text

@@ -14,6 +14,7 @@ from backends.decoding import (
     TokenForms,
     adjust,
     blocked_tokens,
+    is_markup,
     pick,
     sampler,
 )
@@ -78,6 +79,19 @@ def test_generation_never_says_the_banned_word_or_repeats_a_word(tiny_lm):
     assert len(words) == len(set(words))
 
 
+def test_markup_pieces_are_those_with_an_angle_bracket():
+    assert all(is_markup(p) for p in ("<b>", "</td>", "▁<", "=>", "<start_of_image>"))
+    assert not any(is_markup(p) for p in ("▁a", "night", '"', "≤"))
+
+
+def test_the_real_lm_writes_neither_tags_nor_control_tokens_but_may_end(real_lm):
+    unwritable = set(real_lm.unwritable_ids().tolist())
+    tokens = real_lm.tokenizer.convert_tokens_to_ids
+    assert {tokens(t) for t in ("<b>", "</b>", "<start_of_image>", "<pad>", "<bos>")} <= unwritable
+    assert real_lm.tokenizer.eos_token_id not in unwritable
+    assert not {tokens(t) for t in ("▁a", "▁night", ".")} & unwritable
+
+
 def test_sampling_never_writes_a_special_token_but_the_end_of_text(tiny_lm):
     # a random LM at temperature 2 writes '<pad>', '<bos>' and '<unk>' among its words
     prompts = [tiny_lm.encode("the bird is defined as")] * 4
@@ -91,14 +105,14 @@ def test_sampling_never_writes_a_special_token_but_the_end_of_text(tiny_lm):
             for t in row
         ]
 
-    free = Decoding(ban_word=False, temperature=2.0, seed=1, ban_special=False)
+    free = Decoding(ban_word=False, temperature=2.0, seed=1, text_only=False)
     assert special & set(written(free))  # the rule has something to stop
-    banned = written(replace(free, ban_special=True))
+    banned = written(replace(free, text_only=True))
     assert not special & set(banned)
     # an arena vote stored before the rule replays without it
-    assert Decoding.from_record({**free.record(), "ban_special": True}).ban_special
-    old = {k: v for k, v in free.record().items() if k != "ban_special"}
-    assert not Decoding.from_record(old).ban_special
+    assert Decoding.from_record({**free.record(), "text_only": True}).text_only
+    old = {k: v for k, v in free.record().items() if k != "text_only"}
+    assert not Decoding.from_record(old).text_only
 
 
 def test_token_forms_read_tokens_as_words():
