@@ -1,0 +1,155 @@
+"""What the arena's voters read: every learner's definitions sampled as a battle samples
+them, beside the greedy ones the benchmarks score, on DefGen items.
+
+A battle's two definitions are sampled (temperature and top-k, seeded per battle;
+demo/sampling.py), while DefGen and the tournament score greedy definitions. This runs the
+six learners once per item and defines the same vectors once per decoding: greedy, then
+each temperature with each seed (top-k as the arena's), each item drawing its own seed as
+a battle does. Scores are DefGen's own (`benchmarks.defgen.score_samples`: identification
+among 30 of the file's references, BERTScore, degenerate rate); `seeds_differ` is the share
+of items where two seeds of one temperature gave different texts (a battle's text should
+rarely come back).
+
+    python -m benchmarks.arena_sampling --items 0:200:4 --temperatures 0.5,0.8,1.0 \\
+        --seeds 1,2 --json benchmarks/results/arena_sampling/dev-every4th.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from dataclasses import asdict, replace
+from itertools import combinations
+from pathlib import Path
+
+GREEDY_ROW = "greedy"
+ITEM_SEED_STRIDE = 1000  # item i samples with seed + 1000 i: its own draw, as each battle has
+
+
+def parse_items(text: str) -> list[int]:
+    """'0:200:4' -> [0, 4, ..., 196]; ranges LO:HI[:STEP], comma-separated."""
+    items = []
+    for part in text.split(","):
+        bounds = [int(x) for x in part.split(":")]
+        if len(bounds) not in (2, 3) or (len(bounds) == 3 and bounds[2] < 1):
+            raise ValueError(f"{part!r}: write LO:HI or LO:HI:STEP (STEP >= 1)")
+        items.extend(range(*bounds))
+    return items
+
+
+def decoding_rows(temperatures: list[float], seeds: list[int], top_k: int) -> dict:
+    """Row name -> Decoding: greedy first, then 'T=<t> seed=<s>' for each pair."""
+    from backends.decoding import Decoding
+    from backends.definitions import DEFAULT_DECODING
+
+    if any(t <= 0 for t in temperatures):  # 0 would be greedy under a sampled row's name
+        raise ValueError(f"temperatures {temperatures}: each must be > 0 (greedy is always a row)")
+    rows = {GREEDY_ROW: DEFAULT_DECODING}
+    for t in temperatures:
+        for s in seeds:
+            rows[f"T={t} seed={s}"] = Decoding(temperature=t, top_k=top_k, seed=s)
+    return rows
+
+
+def seeds_differ(texts: dict[tuple[str, int], str], rows: list[str]) -> float:
+    """Share of (item, pair of rows) whose texts differ; `texts[row, item]`."""
+    items = sorted({item for _, item in texts})
+    pairs = [(a, b) for a, b in combinations(rows, 2)]
+    differ = [texts[a, i] != texts[b, i] for a, b in pairs for i in items]
+    return sum(differ) / len(differ) if differ else float("nan")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", default=None, help="DefGen file (default: the dev set)")
+    parser.add_argument("--items", required=True, help="ranges LO:HI[:STEP], comma-separated")
+    parser.add_argument("--shots", type=int, default=3)
+    parser.add_argument("--temperatures", default="0.8", help="e.g. 0.5,0.8,1.0")
+    parser.add_argument("--top-k", type=int, default=40)
+    parser.add_argument("--seeds", default="1,2")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", default=None, help="write the samples and scores here")
+    args = parser.parse_args(argv)
+    try:
+        picked = parse_items(args.items)
+        temperatures = [float(t) for t in args.temperatures.split(",")]
+        seeds = [int(s) for s in args.seeds.split(",")]
+        rows = decoding_rows(temperatures, seeds, args.top_k)
+    except ValueError as err:  # a bad range, number or decoding setting
+        parser.error(str(err))
+
+    import torch
+
+    from backends.definitions import ORACLE, define, define_known
+    from backends.pipeline import load_lm
+    from benchmarks import data
+    from benchmarks.bertscore import BertScoreConfig, BertScorer
+    from benchmarks.defgen import Sample, score_samples
+    from benchmarks.runs import STAND_IN, RunOptions, examples_for, learn_each
+
+    data_path = Path(args.data) if args.data else data.SETS_DIR / "defgen.dev.jsonl"
+    if not data_path.is_file():
+        parser.error(f"--data {args.data}: no such file")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    items = data.load_defgen(data_path)
+    if max(picked) >= len(items):
+        parser.error(f"--items {args.items}: {data_path.name} has {len(items)} items")
+    learners = ("centroid", "token_tuning", "prompting", "definition_reader", "cache", "college")
+    options = RunOptions(data=(data_path,), learners=learners)  # the benchmarks' settings
+    lm = load_lm()
+    samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
+    for i in picked:
+        item = items[i]
+        learned = learn_each(
+            lm, learners, STAND_IN, examples_for(item.examples[: args.shots]), options
+        )
+        for row, decoding in rows.items():
+            if not decoding.greedy:
+                decoding = replace(decoding, seed=decoding.seed + ITEM_SEED_STRIDE * i)
+            found = define(lm, learned, decoding=decoding)
+            found += define_known(lm, [item.word], decoding=decoding, learner=ORACLE)
+            samples += [
+                Sample(i, item.word, args.shots, d.learner, d.text, item.definition) for d in found
+            ]
+            row_of += [row] * len(found)
+        print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
+
+    score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
+    groups, texts = defaultdict(list), defaultdict(dict)
+    for s, row in zip(samples, row_of):  # scored under its own name: the oracle's real word
+        groups[s.learner, row].append(s)
+        texts[s.learner][row, s.item] = s.definition
+    summary = {}
+    for (learner, row), group in groups.items():
+        means = {m: sum(s.scores[m] for s in group) / len(group) for m in group[0].scores}
+        summary[f"{learner} | {row}"] = {"n": len(group), **means}
+    for t in temperatures:
+        same_t = [f"T={t} seed={s}" for s in seeds]
+        for learner in (*learners, ORACLE):
+            summary[f"{learner} | T={t}"] = {
+                "seeds_differ": seeds_differ(texts[learner], same_t),
+                **{
+                    m: sum(summary[f"{learner} | {r}"][m] for r in same_t) / len(same_t)
+                    for m in ("identified", "bertscore_f1", "degenerate")
+                },
+            }
+    for name, means in summary.items():
+        shown = (f"{m}={v}" if isinstance(v, int) else f"{m}={v:.3f}" for m, v in means.items())
+        print(f"{name:36s} " + " ".join(shown))
+    if args.json:
+        record = {
+            "args": vars(args),
+            "seconds": round(time.time() - start, 1),
+            "summary": summary,
+            "samples": [{**asdict(s), "decoding": row} for s, row in zip(samples, row_of)],
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(record, f, indent=1, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""The arena-sampling benchmark's pieces: item ranges, its decodings, the seeds' variety,
+and bad arguments refused before any model loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.arena_sampling import GREEDY_ROW, decoding_rows, main, parse_items, seeds_differ
+
+
+def test_item_ranges_take_an_optional_step():
+    assert parse_items("0:200:4")[:3] == [0, 4, 8] and len(parse_items("0:200:4")) == 50
+    assert parse_items("3:5,10:12") == [3, 4, 10, 11]
+    for bad in ("5", "0:10:0", "1:2:3:4"):
+        with pytest.raises(ValueError, match="LO:HI"):
+            parse_items(bad)
+
+
+def test_greedy_comes_first_then_each_temperature_with_each_seed():
+    rows = decoding_rows([0.5, 0.8], [1, 2], top_k=40)
+    assert list(rows) == [
+        GREEDY_ROW,
+        "T=0.5 seed=1",
+        "T=0.5 seed=2",
+        "T=0.8 seed=1",
+        "T=0.8 seed=2",
+    ]
+    assert rows[GREEDY_ROW].greedy
+    sampled = rows["T=0.8 seed=2"]
+    assert (sampled.temperature, sampled.top_k, sampled.seed) == (0.8, 40, 2)
+    assert sampled.text_only and sampled.ban_word  # the library's controls, as a battle's
+
+
+def test_seeds_differ_counts_items_whose_texts_differ():
+    texts = {("a", 0): "x", ("b", 0): "x", ("a", 1): "y", ("b", 1): "z"}
+    assert seeds_differ(texts, ["a", "b"]) == 0.5
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--items", "0:10:0"], "LO:HI"),
+        (["--items", "0:2", "--temperatures", "0"], "temperature"),
+        (["--items", "0:2", "--data", "/nonexistent.jsonl"], "no such file"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_model_loads(capsys, argv, message):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
