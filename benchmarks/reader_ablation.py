@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     learners = {
         n: load_learner("college", college_config(n, variants)) for n in names if n != "oracle"
     }
-    samples, start = [], time.time()
+    samples, suffixes, start = [], [], time.time()  # suffixes[j]: samples[j]'s decoding
     for i in parse_items(args.items):
         item = items[i]
         for k in (int(s) for s in args.shots.split(",")):
@@ -209,12 +209,17 @@ def main(argv: list[str] | None = None) -> None:
                     found += define_known(lm, [item.word], decoding=decoding)
                     read.append(None)
                 samples += [
-                    Sample(i, item.word, k, d.learner + suffix, d.text, item.definition, read_as=r)
+                    Sample(i, item.word, k, d.learner, d.text, item.definition, read_as=r)
                     for d, r in zip(found, read)
                 ]
+                suffixes += [suffix] * len(found)
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
+    # scored under their own names (the oracle's degenerate check reads its real word),
+    # then named by their decoding
     score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
+    for s, suffix in zip(samples, suffixes):
+        s.learner += suffix
     groups = defaultdict(list)
     for s in samples:
         groups[s.learner, s.shots].append(s)
