@@ -3,8 +3,8 @@ cannot be recognised from an earlier battle and tied to its learner.
 
 Temperature and top-k sampling (Fan et al. 2018) through the library's decoding controls
 (backends/decoding.py: the word banned from its own definition, no repeated word trigram, a
-content word said once), seeded per battle; the whole decoding is stored with every vote, so
-each battle can be regenerated.
+content word said once, plain text only), seeded per battle; the whole decoding is stored
+with every vote, so each battle can be regenerated.
 
     sampling = ArenaSampling(temperature=0.8, top_k=40)
     texts = define_sampled(lm, embeddings, sampling, seed=1234)
