@@ -162,11 +162,11 @@ class NonceLM:
 
         def build() -> torch.Tensor:
             tokenizer = self.tokenizer
-            special = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
-            special |= set(tokenizer.all_special_ids)
+            found = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
+            found |= set(tokenizer.all_special_ids)
             pieces = tokenizer.convert_ids_to_tokens(list(range(self.vocab_size)))
-            special |= {i for i, piece in enumerate(pieces) if is_markup(piece)}
-            ids = sorted(i for i in special if i < self.vocab_size and i != tokenizer.eos_token_id)
+            found |= {i for i, piece in enumerate(pieces) if is_markup(piece)}
+            ids = sorted(i for i in found if i < self.vocab_size and i != tokenizer.eos_token_id)
             return torch.tensor(ids, dtype=torch.long)
 
         return self.memo("unwritable_ids", build)

@@ -56,8 +56,7 @@ def decoding_rows(temperatures: list[float], seeds: list[int], top_k: int) -> di
 def seeds_differ(texts: dict[tuple[str, int], str], rows: list[str]) -> float:
     """Share of (item, pair of rows) whose texts differ; `texts[row, item]`."""
     items = sorted({item for _, item in texts})
-    pairs = [(a, b) for a, b in combinations(rows, 2)]
-    differ = [texts[a, i] != texts[b, i] for a, b in pairs for i in items]
+    differ = [texts[a, i] != texts[b, i] for a, b in combinations(rows, 2) for i in items]
     return sum(differ) / len(differ) if differ else float("nan")
 
 
@@ -83,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from backends.definitions import ORACLE, define, define_known
+    from backends.learners import learner_names
     from backends.pipeline import load_lm
     from benchmarks import data
     from benchmarks.bertscore import BertScoreConfig, BertScorer
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     items = data.load_defgen(data_path)
     if max(picked) >= len(items):
         parser.error(f"--items {args.items}: {data_path.name} has {len(items)} items")
-    learners = ("centroid", "token_tuning", "prompting", "definition_reader", "cache", "college")
+    learners = tuple(learner_names())  # all six, in the registry's order
     options = RunOptions(data=(data_path,), learners=learners)  # the benchmarks' settings
     lm = load_lm()
     samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
