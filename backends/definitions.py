@@ -53,12 +53,24 @@ def first_sentence(text: str) -> str:
     return text[: match.start() if match.group() == "\n" else match.end()].strip()
 
 
+# Shown after a definition that its token budget cut before any sentence end: a reader
+# should see that it was cut, not take 'a person in a state of "sleep" or "in' for whole.
+CUT_MARK = " …"
+
+
 @dataclass(frozen=True)
 class Definition:
     learner: str
     word: str
-    text: str  # first sentence of the continuation
+    text: str  # first sentence of the continuation (what the benchmarks score)
     raw: str  # the whole continuation
+    # It reached a sentence end, a line break or the end of text; False: the budget cut it.
+    finished: bool = True
+
+    @property
+    def shown(self) -> str:
+        """The text as a person reads it: `CUT_MARK` after one that was cut."""
+        return self.text if self.finished or not self.text else self.text + CUT_MARK
 
 
 def slot_for(lm: NonceLM, embeddings: list[NonceEmbedding]) -> tuple[NonceSlot, list]:
@@ -179,4 +191,6 @@ def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding,
 
 def _definition(lm: NonceLM, learner: str, word: str, ids: list[int], words: dict) -> Definition:
     raw = lm.decode(ids, words)
-    return Definition(learner, word, first_sentence(raw), raw)
+    ended = bool(ids) and ids[-1] == lm.tokenizer.eos_token_id
+    finished = ended or _SENTENCE_END.search(_from_first_word(raw)) is not None
+    return Definition(learner, word, first_sentence(raw), raw, finished)

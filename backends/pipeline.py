@@ -55,7 +55,7 @@ def _load_lm(name: str, device: str) -> NonceLM:
 @dataclass
 class LearnerResult:
     learner: str
-    definition: str
+    definition: str  # as shown: `Definition.shown`
     neighbours: dict[str, list[Neighbour]]  # space -> top-k
     embedding: NonceEmbedding
     timings: dict[str, float] = field(default_factory=dict)  # seconds
@@ -114,7 +114,7 @@ def learn(
         results.append(
             LearnerResult(
                 emb.learner,
-                defn.text,
+                defn.shown,
                 found,
                 emb,
                 {"learn": emb.seconds, "neighbours": time.perf_counter() - start},

@@ -166,10 +166,11 @@ def run_battle(
     decoding: Decoding,
     max_new_tokens: int,
     cache: EmbeddingCache,
+    mark_cut: bool = True,
 ) -> dict[str, str]:
     """Each learner's embedding of the item (cached, or learned now), then one batch of
-    definitions decoded as the battle says (seeded sampling); under the LM lock (GPU-bound on
-    a ZeroGPU Space)."""
+    definitions decoded as the battle says (seeded sampling; `mark_cut`: a cut one shown
+    so); under the LM lock (GPU-bound on a ZeroGPU Space)."""
     from backends.learners import load_learner
     from backends.pipeline import load_lm
 
@@ -185,7 +186,7 @@ def run_battle(
                 embedding = learner.learn(nonce_lm, item.word, checked)
                 cache.put(key, embedding)
             embeddings.append(embedding)
-        texts = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens)
+        texts = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens, mark_cut)
     return dict(zip(learners, texts, strict=True))
 
 

@@ -52,13 +52,14 @@ class PoolJudge:
         """The tournament's verdict on A's and B's definitions of `item` (None: no reference)."""
         if not self.judges(item):
             return None
-        from backends.definitions import first_sentence
+        from backends.definitions import CUT_MARK, first_sentence
         from benchmarks import metrics
         from benchmarks.defgen import Verdict, judge
 
         number = self._number[item]
         scorer, references = self._load()
-        texts = [first_sentence(output_a), first_sentence(output_b)]
+        # the texts the tournament would score: a cut one without the mark shown after it
+        texts = [first_sentence(out.removesuffix(CUT_MARK)) for out in (output_a, output_b)]
         cosines = (scorer.sentence_vectors(texts) @ references.T).tolist()  # [2, references]
         others = metrics.distractors(len(self.items), number, DISTRACTORS, self.seed)
         a, b = (

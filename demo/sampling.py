@@ -44,26 +44,36 @@ class ArenaSampling:
         return Decoding(temperature=self.temperature, top_k=self.top_k, seed=seed)
 
     def as_json(self, seed: int) -> str:
-        """What a vote stores: every decoding setting of its battle, seed and length included."""
+        """What a vote stores: every decoding setting of its battle, seed and length included,
+        and that a definition the budget cut was shown so (`mark_cut`)."""
         record = {**self.decoding(seed).record(), "max_new_tokens": self.max_new_tokens}
-        return json.dumps(record, sort_keys=True)
+        return json.dumps({**record, "mark_cut": True}, sort_keys=True)
 
 
-def replay(stored: str) -> tuple[Decoding, int]:
-    """A stored battle's decoding and token budget, to generate its definitions again."""
+def replay(stored: str) -> tuple[Decoding, int, bool]:
+    """A stored battle's decoding, token budget and `mark_cut`, to generate its definitions
+    again as they were shown (votes stored before the cut mark replay without it)."""
     from backends.decoding import Decoding
 
     record = json.loads(stored)
     max_new_tokens = record.pop("max_new_tokens")
-    return Decoding.from_record(record), max_new_tokens
+    mark_cut = record.pop("mark_cut", False)
+    return Decoding.from_record(record), max_new_tokens, mark_cut
 
 
 def define_sampled(
-    lm: NonceLM, embeddings: Sequence[NonceEmbedding], decoding: Decoding, max_new_tokens: int
+    lm: NonceLM,
+    embeddings: Sequence[NonceEmbedding],
+    decoding: Decoding,
+    max_new_tokens: int,
+    mark_cut: bool = True,
 ) -> list[str]:
     """Every embedding's definition, sampled in one batch; the same seed gives the same texts.
+    With `mark_cut`, as a person reads them: ' …' after one the budget cut
+    (`Definition.shown`).
 
     The arena's one call into the library's generation."""
     from backends.definitions import define
 
-    return [d.text for d in define(lm, list(embeddings), max_new_tokens, decoding=decoding)]
+    found = define(lm, list(embeddings), max_new_tokens, decoding=decoding)
+    return [d.shown if mark_cut else d.text for d in found]

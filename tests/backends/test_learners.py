@@ -145,6 +145,26 @@ def test_first_sentence():
     assert first_sentence("a U.S.Navy ship.") == "a U.S.Navy ship."  # initials go on
 
 
+def test_a_definition_its_budget_cut_is_shown_cut(tiny_lm):
+    from backends.definitions import CUT_MARK, _definition
+
+    def ids(text):
+        return tiny_lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    cut = _definition(tiny_lm, "centroid", "wug", ids("a small bird"), {})
+    ended = _definition(tiny_lm, "centroid", "wug", ids("a small bird . it sings"), {})
+    eos = tiny_lm.tokenizer.eos_token_id
+    at_eos = _definition(tiny_lm, "centroid", "wug", ids("a small bird") + [eos], {})
+    assert (cut.finished, ended.finished, at_eos.finished) == (False, True, True)
+    assert cut.shown == cut.text + CUT_MARK and cut.text == "a small bird"  # scored unmarked
+    assert (ended.shown, at_eos.shown) == (ended.text, at_eos.text)
+    # a generation: only a row that wrote its whole budget with no end is marked
+    for d in define(tiny_lm, list(learn_all(tiny_lm).values()), max_new_tokens=4):
+        written = tiny_lm.tokenizer(d.raw, add_special_tokens=False)["input_ids"]
+        assert d.finished or len(written) >= 4
+        assert d.shown == (d.text if d.finished or not d.text else d.text + CUT_MARK)
+
+
 def test_replay_shortcut_equals_the_full_forward_pass(tiny_lm):
     """Replay sentences hold no nonce: precomputed states give their exact log-likelihood."""
     from backends.learners.token_tuning import replay_nll, replay_states

@@ -69,7 +69,7 @@ def test_learn_battle_vote_leaderboard(served):
     assert (battle.output_a, battle.output_b) == (definition_a, definition_b)
     assert json.loads(battle.decoding)["seed"] == battle.seed is not None
     # the stored decoding gives the battle's texts again
-    decoding, max_new_tokens = replay(battle.decoding)
+    decoding, max_new_tokens, mark_cut = replay(battle.decoding)
     again = run_battle(
         battle.item,
         [battle.learner_a, battle.learner_b],
@@ -78,6 +78,7 @@ def test_learn_battle_vote_leaderboard(served):
         decoding=decoding,
         max_new_tokens=max_new_tokens,
         cache=callbacks.cache,
+        mark_cut=mark_cut,
     )
     assert [again[battle.learner_a], again[battle.learner_b]] == [definition_a, definition_b]
     reveal = client.predict(battle_id, None, api_name="/vote_b")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backends.definitions import DEFAULT_DECODING, define
+from backends.definitions import CUT_MARK, DEFAULT_DECODING, define
 from backends.inputs import check_examples
 from backends.learners import load_learner
 from demo.sampling import ArenaSampling, define_sampled, replay
@@ -46,17 +46,28 @@ def test_a_stored_decoding_replays_the_battle(tiny_lm, embeddings):
     record = json.loads(stored)
     assert (record["seed"], record["temperature"], record["top_k"]) == (77, 0.9, 20)
     assert record["ban_word"] is True and record["max_new_tokens"] == 10  # library defaults kept
-    decoding, budget = replay(stored)
-    assert decoding == sampling.decoding(77) and budget == 10
+    decoding, budget, mark_cut = replay(stored)
+    assert decoding == sampling.decoding(77) and budget == 10 and mark_cut is True
     shown = define_sampled(tiny_lm, embeddings, sampling.decoding(77), 10)
-    assert define_sampled(tiny_lm, embeddings, decoding, budget) == shown
+    assert define_sampled(tiny_lm, embeddings, decoding, budget, mark_cut) == shown
+
+
+def test_a_cut_definition_is_shown_cut_and_old_votes_replay_unmarked(tiny_lm, embeddings):
+    decoding = ArenaSampling(temperature=1.0, top_k=0, max_new_tokens=3).decoding(3)
+    marked = define_sampled(tiny_lm, embeddings, decoding, 3)
+    plain = define_sampled(tiny_lm, embeddings, decoding, 3, mark_cut=False)
+    assert any(m != p for m, p in zip(marked, plain))  # three tokens of a random LM: cut
+    assert all(m in (p, p + CUT_MARK) for m, p in zip(marked, plain))
+    stored = json.loads(ArenaSampling().as_json(seed=5))
+    del stored["mark_cut"]  # a vote stored before the mark
+    assert replay(json.dumps(stored))[2] is False
 
 
 def test_a_decoding_stored_before_the_once_rule_replays_without_it():
     # votes stored before `word_uses` and `block_slurs` existed were generated without them
     stored = ArenaSampling(temperature=0.9, top_k=20, max_new_tokens=10).as_json(seed=5)
     old = {k: v for k, v in json.loads(stored).items() if k not in ("word_uses", "block_slurs")}
-    decoding, _ = replay(json.dumps(old))
+    decoding, _, _ = replay(json.dumps(old))
     assert (decoding.word_uses, decoding.block_slurs, decoding.seed) == (0, False, 5)
     assert replay(stored)[0].word_uses == 1  # a new vote keeps what it used
 
