@@ -322,6 +322,31 @@ def bytes_per_token(lm) -> tuple[int, int]:
     return body + head_bytes, head_bytes
 
 
+def body_products(lm, lean: bool) -> Callable[[], None]:
+    """One token's linear products through the blocks as the step reads them (the lean
+    step's joint q/k/v and gate/up products where the packed body has them on), on one row
+    of random input: timed apart from the step, they say how much of a token is the body's
+    weights being read and how much is everything else."""
+    joint = lm.packed.joint if lm.packed is not None and lean else None
+    products = []  # (product, its input width)
+    for block in lm.model.base_model.layers:
+        attn, mlp = block.self_attn, block.mlp
+        groups = [(attn.q_proj, attn.k_proj, attn.v_proj), (attn.o_proj,)]
+        groups += [(mlp.gate_proj, mlp.up_proj), (mlp.down_proj,)]
+        for group in groups:
+            read = joint(*group) if joint is not None and len(group) > 1 else None
+            width = group[0].in_features
+            products += [(read, width)] if read is not None else [(m, width) for m in group]
+    inputs = {w: torch.randn(1, 1, w, device=lm.device) for _, w in products}
+
+    def run() -> None:
+        with torch.no_grad():
+            for product, width in products:
+                product(inputs[width])
+
+    return run
+
+
 def decode_floor(lm) -> list[Result]:
     """Per-token greedy decode latency of one sequence against its floor, with each output
     layer: every weight is read once per token, so it cannot beat (bytes read per token) /
@@ -343,6 +368,9 @@ def decode_floor(lm) -> list[Result]:
             )
             with torch.no_grad():
                 head, _ = timed(lambda: [lm.logits(hidden, None, True) for _ in range(8)])
+            products = body_products(lm, each.lean)
+            products()  # warm-up
+            body = min(timed(products)[0] for _ in range(3))
         per_token = (many - one) / max(1, len(out[0]) - 1)
         floor = weights / bandwidth
         metrics = {
@@ -353,6 +381,9 @@ def decode_floor(lm) -> list[Result]:
             "copy_gb_per_s": bandwidth / 1e9,
             "head_s": head / 8,
             "head_floor_s": head_bytes / bandwidth,
+            # the blocks' products alone, and what is neither they nor the output layer
+            "body_s": body,
+            "rest_s": per_token - head / 8 - body,
         }
         config = {
             "dtype": str(lm.input_matrix.dtype),

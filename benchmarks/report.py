@@ -114,7 +114,11 @@ shots) over `n` items. Choices that shape the numbers:
   1) / 16, against its floor: the weights' bytes (each read once per token; the input
   embedding's one row left out, the output layer as int8 plus its fp32 outlier columns
   in the `int8 head` rows) / the bandwidth of a 512 MB tensor copy timed in the same run
-  (bytes read + written, as STREAM counts); `head_s` is the output layer alone. `all
+  (bytes read + written, as STREAM counts); `head_s` is the output layer alone (one row);
+  from 2026-11-26, `body_s` is the blocks' linear products alone, one row of random input
+  through each as that kernel reads them (the lean step's joint products where it has
+  them), and `rest_s` what a token takes besides (norms, RoPE, attention, the decoding
+  rules, Python): `seconds` - `head_s` - `body_s`, each timed apart. `all
   (fp32 head)` / `all (int8 head)`: every learner's definition in one batched
   generation, each learner's alone, and the batch over one learner's mean
   (`--decode-only` runs only these and the decode rows). Since 2026-11-25 a third kernel

@@ -74,6 +74,11 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
         "decode, per token vs floor (int8 head, packed body)",
     } <= cases
     assert "define, batch of all / one learner" in cases
+    # where a token's time goes: the output layer, the blocks' products, and the rest
+    for row in (r for r in perf if r["case"].startswith("decode, per token vs floor")):
+        assert row["body_s"] > 0 and row["head_s"] > 0
+        parts = row["head_s"] + row["body_s"] + row["rest_s"]
+        assert parts == pytest.approx(row["seconds"], rel=0.01)  # the record rounds each
     # a whole Learn click, timed as the app makes it; on a CPU-only machine, the CPU alone
     (click,) = [r for r in perf if r["case"] == "learn click, all learners"]
     assert click["config"]["device"] == "cpu" and list(click["config"]["definitions"]) == [
