@@ -337,7 +337,8 @@ def body_products(lm, lean: bool) -> Callable[[], None]:
             read = joint(*group) if joint is not None and len(group) > 1 else None
             width = group[0].in_features
             products += [(read, width)] if read is not None else [(m, width) for m in group]
-    inputs = {w: torch.randn(1, 1, w, device=lm.device) for _, w in products}
+    dtype = lm.input_matrix.dtype
+    inputs = {w: torch.randn(1, 1, w, device=lm.device, dtype=dtype) for _, w in products}
 
     def run() -> None:
         with torch.no_grad():
