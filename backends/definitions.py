@@ -42,6 +42,12 @@ def _from_first_word(text: str) -> str:
     return _BARE_LINES.sub("", text.strip()).strip()
 
 
+def ends_a_sentence(text: str) -> bool:
+    """Whether a continuation has reached its first sentence's end (or a line break):
+    generation stops there, and a definition that never did was cut by its budget."""
+    return _SENTENCE_END.search(_from_first_word(text)) is not None
+
+
 def first_sentence(text: str) -> str:
     """Up to the first sentence end or line break, trimmed, from the first line that has a
     word. DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et
@@ -174,7 +180,7 @@ def copied_tokens(lm: NonceLM, embedding: NonceEmbedding, decoding: Decoding) ->
 
 def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture=None):
     def stop(ids: list[int]) -> bool:
-        return bool(_SENTENCE_END.search(_from_first_word(lm.decode(ids, words))))
+        return ends_a_sentence(lm.decode(ids, words))
 
     return lm.generate(
         prompts,
@@ -192,5 +198,5 @@ def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding,
 def _definition(lm: NonceLM, learner: str, word: str, ids: list[int], words: dict) -> Definition:
     raw = lm.decode(ids, words)
     ended = bool(ids) and ids[-1] == lm.tokenizer.eos_token_id
-    finished = ended or _SENTENCE_END.search(_from_first_word(raw)) is not None
+    finished = ended or ends_a_sentence(raw)
     return Definition(learner, word, first_sentence(raw), raw, finished)
