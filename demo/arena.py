@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 
 from backends.inputs import check_examples, check_word
-from backends.learners import learner_names, parse_learners
+from backends.learners import example_learners, parse_learners
 from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
 from demo.items import arena_pool
 from demo.judge import PoolJudge
@@ -61,7 +61,9 @@ class Arena:
         self.settings, self.store, self.cache = settings, store, cache
         self.sampling = settings.arena_sampling
         self._canned: dict[tuple[Item, str], str] = {}
-        self.learners = parse_learners(list(settings.arena_learners) or learner_names())
+        # a battle shows sentences and no definition: by default only learners that read
+        # sentences, not the definition reader, which would only guess from the spelling
+        self.learners = parse_learners(list(settings.arena_learners) or example_learners())
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)

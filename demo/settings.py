@@ -32,7 +32,8 @@ class DemoSettings:
     db: str = ""
     # Learners ticked on the Learn tab at first (NONCE_LEARN_LEARNERS); empty = every one.
     learn_learners: tuple[str, ...] = ()
-    # Learners the arena pits against each other (NONCE_ARENA_LEARNERS); empty = every one.
+    # Learners the arena pits against each other (NONCE_ARENA_LEARNERS); empty = every one
+    # that reads example sentences (a battle gives no definition for the definition reader).
     arena_learners: tuple[str, ...] = ()
     # Token tuning steps in arena battles: few, so a battle stays cheap (NONCE_ARENA_TT_STEPS).
     arena_tt_steps: int = 5

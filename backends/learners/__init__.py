@@ -33,6 +33,11 @@ def learner_names() -> list[str]:
     return list(LEARNERS)
 
 
+def example_learners() -> list[str]:
+    """The learners that learn from example sentences (all but the definition reader)."""
+    return [name for name, cls in LEARNERS.items() if cls.reads_examples]
+
+
 def parse_learners(spec: str | list[str]) -> list[str]:
     """'all', 'centroid,cache' or a list -> validated names in registry order."""
     names = spec.split(",") if isinstance(spec, str) else list(spec)
@@ -59,6 +64,7 @@ __all__ = [
     "LEARNERS",
     "Learner",
     "NonceEmbedding",
+    "example_learners",
     "learner_names",
     "load_learner",
     "parse_learners",

@@ -45,6 +45,9 @@ class Learner(ABC):
 
     name: ClassVar[str]
     paper: ClassVar[str]
+    # Whether the example sentences are what it learns from. The arena shows sentences and
+    # no definition, so by default it pits only these learners against each other.
+    reads_examples: ClassVar[bool] = True
 
     def learn(
         self, lm: NonceLM, word: str, examples: list[Example], definition: str | None = None

@@ -60,6 +60,7 @@ def auxiliary_texts(word: str, definition: str | None, config: DefinitionReaderC
 class DefinitionReaderLearner(Learner):
     name = "definition_reader"
     paper = "Bahdanau et al. 2017, on-the-fly embeddings from definitions and spelling (MP / MP-L)"
+    reads_examples = False  # a definition, WordNet and the spelling; never the sentences
 
     def __init__(
         self,

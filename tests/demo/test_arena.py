@@ -4,6 +4,7 @@ decoding are stored with each vote, texts do not repeat, and the reveal names th
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -141,3 +142,23 @@ def test_sampled_battles_on_prepared_words_store_the_automatic_judges_verdict(
     assert "automatic judge (the tournament's reader, on prepared words): 100% agreement" in note
     assert "on 1 battle it judged" in note
     cb.close()
+
+
+def test_by_default_battles_pit_only_learners_that_read_the_sentences(tmp_path):
+    # a battle gives no definition hint: the definition reader would define the spelling
+    row = {"word": "blick", "examples": ["the blick sang at night ."], "answer": "bird"}
+    default = Callbacks(replace(open_settings(tmp_path, [row]), arena_learners=()))
+    try:
+        assert default.arena.learners == [
+            "centroid", "token_tuning", "prompting", "cache", "college"
+        ]  # fmt: skip
+        pairs = {frozenset(default.arena.pick()[1:3]) for _ in range(200)}
+        assert len(pairs) == 10 and not any("definition_reader" in p for p in pairs)
+    finally:
+        default.close()
+    named = replace(open_settings(tmp_path, [row]), arena_learners=("definition_reader", "cache"))
+    chosen = Callbacks(named)
+    try:
+        assert chosen.arena.learners == ["definition_reader", "cache"]
+    finally:
+        chosen.close()
