@@ -233,6 +233,7 @@ def headline(runs: list[dict]) -> list[str]:
     examples)", or an older version) shows its largest-n value with "(n=…)" beside it.
     The n of each column follows."""
     rows: dict[tuple, dict[int, dict]] = defaultdict(dict)  # (task, learner, shots) -> n -> row
+    dates: dict[tuple, str] = {}  # where two runs have a learner at one n, the newer's row
     for run in runs:
         for row in run["results"]:
             if row_kind(row) != "learner":
@@ -240,7 +241,9 @@ def headline(runs: list[dict]) -> list[str]:
             shots = row["shots"] if run["task"] in ("chimera", "nonce", "defgen") else None
             # a tournament row's n is its learner's battles; the column's n is the votes
             n = sum(r["n"] for r in run["results"]) // 2 if run["task"] == "tournament" else None
-            rows[run["task"], row["learner"], shots][n or row["n"]] = row
+            key, date = (run["task"], row["learner"], shots, n or row["n"]), run.get("date", "")
+            if date >= dates.get(key, ""):
+                rows[key[:3]][key[3]], dates[key] = row, date
     learners = list(dict.fromkeys(learner for _, learner, _ in rows))
     columns = [c for c in HEADLINE_COLUMNS if any(k[0] == c[0] and k[2] == c[1] for k in rows)]
     chosen: dict[tuple, int] = {}

@@ -178,6 +178,13 @@ def test_headline_compares_learners_at_a_shared_n(tmp_path):
     lines = headline(runs)
     assert lines[-1] == "Items per column: nonce n=100."
     assert lines[4] == "| college (quoted examples) | 0.5 (n=10) | 2 (n=10) |"
+    # of two runs of a learner at the same n, the newer one's row, whichever file came first
+    newer = {"task": "nonce", "date": "2026-11-27 09:00 UTC", "results": [
+        {"learner": "token_tuning", "shots": 1, "n": 100, "mrr": 0.04, "median_rank": 4000},
+    ]}  # fmt: skip
+    runs[0]["date"] = "2026-11-26 09:00 UTC"
+    for order in ([newer, *runs], [*runs, newer]):
+        assert "| token_tuning | 0.04 | 4000 |" in headline(order)
     readme = tmp_path / "README.md"
     readme.write_text(f"intro\n{README_START}\nold\n{README_END}\nrest\n")
     update_readme(lines, readme)
