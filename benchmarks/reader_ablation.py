@@ -14,13 +14,16 @@ the examples in front of the definition prompt (`college.PROMPT_LAYOUTS`), each 
 named "<variant> layout=<name>".
 
 `--weights FILE` adds the variant `fitted`: the shipped reader weighing its candidates'
-evidence with the weights `training/reader_weights.py` fitted (its JSON), temperature 1.
+evidence with the weights `training/reader_weights.py` fitted (its JSON), temperature 1,
+at every k.
 
 `--word-uses 0,1,2` decodes the same learned vectors once per value of
 `Decoding.word_uses` (how often a content word may be said; 0 = no limit), each row then
 named "<variant> word_uses=<n>": a decoding choice measured on identical vectors.
 
-Variants: `shipped` (ReaderConfig(), today's reader), `v3` (the third version, which
+Variants: `shipped` (the learner as shipped: `ReaderConfig()`, weighing its evidence with
+the fitted weights from three examples up, `CollegeConfig.fitted_from`), `hand` (the same
+reader with its hand-set weights at every k, as every variant below), `v3` (the third version, which
 the rest were measured against and are built from), `plain` (the product of experts as
 before the prior, candidates as read), `prior` (the prior only), `base` (base forms only),
 `mixed_shots` (the fill-in-the-blank prompt's worked examples with a verb and an
@@ -64,6 +67,8 @@ V3 = ReaderConfig(
 
 VARIANTS = {
     "shipped": ReaderConfig(),
+    # the fifth version: the shipped reader's settings with its hand-set weights at every k
+    "hand": ReaderConfig(),
     "v3": V3,
     "plain": replace(V3, prior_weight=0.0, base_forms=False),
     "prior": replace(V3, base_forms=False),
@@ -117,7 +122,10 @@ def college_config(name: str, variants: dict[str, ReaderConfig] = VARIANTS) -> C
     """A variant's learner: its reader, and after a '+' how the examples stand in front of
     the definition prompt (`college.PROMPT_LAYOUTS`; else the shipped layout)."""
     reader, _, layout = name.partition("+")
-    config = CollegeConfig(reader=variants[reader])
+    # "shipped" is the learner as shipped (the fitted weights from three examples up);
+    # every other variant is its reader's settings with the hand weights at every k
+    shipped = reader == "shipped"
+    config = CollegeConfig() if shipped else CollegeConfig(reader=variants[reader], fitted_from=0)
     return replace(config, examples_in_prompt=layout) if layout else config
 
 

@@ -53,6 +53,9 @@ shots) over `n` items. Choices that shape the numbers:
   `exact_right` in their config's `reader`); rows named `college (reader v4)` are the
   reader before its fifth version, when a word the examples themselves use could be read
   as the new word (no `exclude_example_words` in their config's `reader`); rows named
+  `college (reader v5)` are the learner before its definitions of three examples or
+  more were written from the fitted weights' sharper reading (no `fitted_from` in their
+  config; its vectors, and so its Chimera and Nonce rows, are the sixth version's); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),

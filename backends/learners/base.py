@@ -33,10 +33,12 @@ class NonceEmbedding:
     seconds: float = 0.0
     # Learner-specific measurements worth showing (losses before/after, store size, ...).
     info: dict = field(default_factory=dict)
+    # The vectors its definition is written from where they are not the vectors above:
     # (weight, input vector, output vector) per word the learner read the new word as
-    # (college's LM reader), when it read more than one: its definition is written from
-    # their mixture (`NonceLM.generate`'s `mixture`), not from the vectors above, their
-    # weighted mean, which the LM reads as no word at all. Empty: the vectors above.
+    # (college's LM reader), when it read more than one, whose mixture writes it
+    # (`NonceLM.generate`'s `mixture`; their weighted mean the LM reads as no word at all);
+    # or one entry, a sharper reading of the same evidence (college from three examples
+    # up, `CollegeConfig.fitted_from`). Empty: the vectors above.
     readings: list[tuple[float, torch.Tensor, torch.Tensor]] = field(default_factory=list)
 
 

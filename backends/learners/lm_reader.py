@@ -405,10 +405,14 @@ def read(
     """The candidate words, each scored by the LM on every example (left: the slot's
     log-probability; right: the context that follows), weighted, and their expected
     input-embedding row; None when the examples leave nothing to read."""
-    scored = candidate_scores(lm, word, examples, config, proposal)
-    if scored is None:
-        return None
-    rows, scores = scored
+    found = candidate_features(lm, word, examples, config, proposal)
+    return None if found is None else weigh(lm, *found, config)
+
+
+def weigh(lm: NonceLM, rows: torch.Tensor, features: torch.Tensor, config: ReaderConfig) -> Reading:
+    """The reading `config`'s weights and temperature make of the candidates' evidence
+    (`candidate_features`): one set of evidence can be weighed more than one way."""
+    scores = features @ score_weights(config).to(features)  # [n]
     weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
     return Reading(rows, weights, weights @ lm.input_matrix[rows].float())
 

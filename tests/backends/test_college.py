@@ -205,7 +205,40 @@ def test_shipped_generator_learns_wug():
     assert embedding.info["note"] == read_as_note(read_as)
     weighed = embedding.info["read_words"]  # every word weighed, the heaviest first
     assert weighed[: len(read_as)] == [w for w, _ in read_as] and len(set(weighed)) == len(weighed)
+    assert embedding.info["reader_weights"] == "hand-set"  # two examples
+    # from three examples up the definition is written from the fitted reading's vector
+    # (one entry at the generator's lengths); the vectors stay the hand-set reading's
+    three = [*examples, Example("A wug built its nest in the hedge.")]
+    fitted = learner.learn(lm, "wug", three)
+    hand = CollegeLearner(CollegeConfig(fitted_from=0)).learn(lm, "wug", three)
+    assert torch.equal(fitted.input_vector, hand.input_vector) and hand.readings == []
+    [(weight, vin, vout)] = fitted.readings
+    assert weight == 1.0 and not torch.equal(vin, fitted.input_vector)
+    assert float(vin.norm()) == pytest.approx(norm_in, rel=1e-4)
+    assert float(vout.norm()) == pytest.approx(norm_out, rel=1e-4)
+    assert (fitted.info["reader_weights"], hand.info["reader_weights"]) == ("fitted", "hand-set")
 
 
 def test_read_as_note():
     assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"
+
+
+def test_definitions_of_three_examples_or_more_are_read_with_the_fitted_weights(tmp_path, caplog):
+    import json
+
+    from backends.learners.college import READER_WEIGHTS
+    from backends.learners.lm_reader import FEATURES, ReaderConfig
+
+    shipped = json.loads((DEFAULT_PATH / READER_WEIGHTS).read_text(encoding="utf-8"))
+    assert shipped["features"] == list(FEATURES)  # the trainer's file, in the reader's order
+    learner = CollegeLearner()
+    hand, fitted = learner.defining_reader(2), learner.defining_reader(3)
+    assert hand == ReaderConfig() and learner.defining_reader(6) == fitted
+    assert fitted == replace(ReaderConfig(), weights=tuple(shipped["weights"]), temperature=1.0)
+    # never with fitted_from 0; a reader given its own weights keeps them
+    assert CollegeLearner(CollegeConfig(fitted_from=0)).defining_reader(3) == ReaderConfig()
+    own = replace(ReaderConfig(), weights=(1.0,) * len(FEATURES))
+    assert CollegeLearner(CollegeConfig(reader=own)).defining_reader(3) == own
+    # a generator folder without the file reads with the hand-set weights, and says so
+    assert CollegeLearner(CollegeConfig(path=tmp_path)).defining_reader(3) == ReaderConfig()
+    assert READER_WEIGHTS in caplog.text

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from backends.learners.college import CollegeConfig
 from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
 from benchmarks.reader_ablation import VARIANTS, college_config, fitted_reader, main, parse_items
 
@@ -33,6 +34,13 @@ def test_each_variant_changes_what_its_name_says():
     assert VARIANTS["example_words"] == replace(VARIANTS["shipped"], exclude_example_words=False)
     fourth = VARIANTS["mixed_pool_64_shortlist"]
     assert VARIANTS["shipped"] == ReaderConfig() == replace(fourth, exclude_example_words=True)
+
+
+def test_shipped_is_the_learner_as_shipped_and_every_other_variant_reads_by_hand():
+    assert college_config("shipped") == CollegeConfig()  # fitted weights from 3 examples up
+    hand = college_config("hand")
+    assert (hand.reader, hand.fitted_from) == (ReaderConfig(), 0)
+    assert college_config("pool_128").fitted_from == 0
 
 
 def test_a_layout_after_a_plus_sets_where_the_examples_stand():
