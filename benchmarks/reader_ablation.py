@@ -51,7 +51,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from backends.learners.college import PROMPT_LAYOUTS, CollegeConfig, examples_prefix
-from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig
+from backends.learners.lm_reader import BLANK_SHOTS, MIXED_SHOTS, ReaderConfig, fitted_reader
 
 # The reader's third version, which the variants below were measured against (16 + 16
 # candidates, nouns as worked examples, every right-context softmax over the whole
@@ -104,13 +104,6 @@ VARIANTS = {
     # the fourth version: the examples' own words may be candidates
     "example_words": replace(ReaderConfig(), exclude_example_words=False),
 }
-
-
-def fitted_reader(path: str | Path) -> ReaderConfig:
-    """The shipped reader weighing its candidates' evidence with the weights of a
-    `training/reader_weights.py` file (fitted at temperature 1)."""
-    weights = json.loads(Path(path).read_text(encoding="utf-8"))["weights"]
-    return replace(ReaderConfig(), weights=tuple(weights), temperature=1.0)
 
 
 def known_variant(name: str, variants: dict[str, ReaderConfig] = VARIANTS) -> bool:

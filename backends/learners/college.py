@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
-from backends.learners.lm_reader import ReaderConfig, candidate_features, weigh
+from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
 from backends.nonce_lm import NonceLM, word_pattern
 
 log = logging.getLogger(__name__)
@@ -308,7 +308,7 @@ class CollegeLearner(Learner):
         self.device = self.config.device
         self._generator: CollegeGenerator | None = None
         self._encoder = None
-        self._fitted: tuple[float, ...] | None = None  # read from READER_WEIGHTS once
+        self._fitted: ReaderConfig | None = None  # the defining reader, from READER_WEIGHTS
 
     @classmethod
     def from_pretrained(cls, path: str | Path, device: str = "cpu") -> CollegeLearner:
@@ -329,14 +329,14 @@ class CollegeLearner(Learner):
         reader, start = self.config.reader, self.config.fitted_from
         if not start or k < start or reader.weights is not None:
             return reader
-        if self._fitted is None:
+        if self._fitted is None:  # read once
             path = self.path / READER_WEIGHTS
-            if not path.exists():
-                log.warning("no %s beside the generator: the hand-set reader weights", path)
-                self._fitted = ()
+            if path.exists():
+                self._fitted = fitted_reader(path, reader)
             else:
-                self._fitted = tuple(json.loads(path.read_text(encoding="utf-8"))["weights"])
-        return replace(reader, weights=self._fitted, temperature=1.0) if self._fitted else reader
+                log.warning("no %s beside the generator: the hand-set reader weights", path)
+                self._fitted = reader
+        return self._fitted
 
     def concept(self, word: str) -> ConceptState:
         """An empty concept for `word`; `.add(examples)` then `.embedding()`."""

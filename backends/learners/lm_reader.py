@@ -53,11 +53,13 @@ If no example uses the word the reader says nothing, and the generator alone is 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
@@ -170,6 +172,13 @@ def score_weights(config: ReaderConfig) -> torch.Tensor:
         return torch.tensor(config.weights)
     pw, bw = config.prior_weight, config.blank_weight
     return torch.tensor([1.0, -pw, bw, -bw * pw, 1.0, 0.0])
+
+
+def fitted_reader(path: str | Path, base: ReaderConfig = ReaderConfig()) -> ReaderConfig:
+    """`base` weighing its candidates' evidence with the weights of a
+    `training/reader_weights.py` file (fitted at temperature 1)."""
+    weights = json.loads(Path(path).read_text(encoding="utf-8"))["weights"]
+    return replace(base, weights=tuple(weights), temperature=1.0)
 
 
 def blank_prompt(sentence: str, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -> str:
