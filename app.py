@@ -5,10 +5,16 @@ python app.py    # http://localhost:7860 (GRADIO_SERVER_PORT / GRADIO_SERVER_NAM
 
 import logging
 
+from demo.callbacks import Callbacks
 from demo.guidelines import SHORTCUTS_HEAD
 from demo.layout import build_app
 from demo.settings import load_demo_settings
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    build_app(load_demo_settings()).launch(show_error=False, head=SHORTCUTS_HEAD)
+    settings = load_demo_settings()
+    callbacks = Callbacks(settings)
+    app = build_app(settings, callbacks)
+    if settings.warm_up:  # the first Learn click then finds the LM and the learners loaded
+        callbacks.warm_up_in_background()
+    app.launch(show_error=False, head=SHORTCUTS_HEAD)

@@ -24,7 +24,7 @@ from demo.boards import POS_FILTERS, SENTENCES, Board, Boards
 from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
 from demo.hub import HubMirror
 from demo.identity import Identities, Who
-from demo.items import split_sentences
+from demo.items import ready_examples, split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
 from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
@@ -69,6 +69,16 @@ class Callbacks:
                 settings.hub_dataset, settings.cache_dir / "hub-mirror", settings.hub_every_minutes
             )
         self.mirror = mirror
+
+    def warm_up_in_background(self):
+        """The Learn tab's first ready example, learned once on a background thread with
+        the learners the tab ticks at first (`engine.warm_up_in_background`; NONCE_WARM_UP
+        turns it off). None where there is nothing to learn or it is skipped."""
+        ready = ready_examples(self.settings.examples)
+        if not ready:
+            return None
+        learners = parse_learners(list(self.settings.learn_learners) or "all")
+        return engine.warm_up_in_background(ready[0].word, ready[0].examples, learners)
 
     # ---- Learn tab
 

@@ -2,15 +2,19 @@
 remember the embedding each (item, learner, LM, config) produced, and sample battles from them.
 
 The LM's nonce slot is shared state, so every call into it holds one lock; the Gradio queue
-also runs Learn one at a time, and the lock keeps arena battles from overlapping it.
+also runs Learn one at a time, and the lock keeps arena battles from overlapping it. At
+launch a warm-up can learn one example in the background, a step at a time, giving way to
+any person's request that waits for the lock.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +22,7 @@ from backends.inputs import check_examples
 from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
 from backends.settings import Device, load_settings, resolve_device
-from demo.gpu import gpu
+from demo.gpu import gpu, gpu_spaces_present
 from demo.sampling import define_sampled
 from demo.store import Item
 
@@ -33,6 +37,27 @@ Progress = Callable[..., object]  # progress(fraction, desc=...) — gr.Progress
 
 _LM_LOCK = threading.Lock()
 _loaded: set[tuple[str, str]] = set()
+# People's requests waiting for the LM: the launch-time warm-up gives way to them.
+_people_waiting = 0
+_waiting_count = threading.Lock()
+
+
+@contextmanager
+def lm_turn():
+    """Hold the LM for a person's request, counted among those waiting until it has it."""
+    global _people_waiting
+    with _waiting_count:
+        _people_waiting += 1
+    try:
+        _LM_LOCK.acquire()
+    finally:
+        with _waiting_count:
+            _people_waiting -= 1
+    try:
+        yield
+    finally:
+        _LM_LOCK.release()
+
 
 # ZeroGPU holds a GPU for at most this long around a call (a shorter claim is queued sooner).
 # Measured on an H100 (benchmarks/results/perf-gpu-h100.json): a Learn click with all six
@@ -66,7 +91,7 @@ def set_up_lm(name: str | None, device: Device, progress: Progress = no_progress
     progress(0.02, desc=f"Setting up {name} on {where}: {what} the model ({wait})…")
     from backends.pipeline import load_lm
 
-    with _LM_LOCK:
+    with lm_turn():
         load_lm(name, device)
     _loaded.add((name, where))
 
@@ -87,7 +112,7 @@ def run_learn(
     """backends.pipeline.learn under the LM lock (GPU-bound on a ZeroGPU Space)."""
     from backends.pipeline import learn
 
-    with _LM_LOCK:
+    with lm_turn():
         return learn(
             word,
             list(examples),
@@ -174,7 +199,7 @@ def run_battle(
     from backends.learners import load_learner
     from backends.pipeline import load_lm
 
-    with _LM_LOCK:
+    with lm_turn():
         nonce_lm = load_lm(lm)
         checked = check_examples(item.word, list(item.examples))
         embeddings = []
@@ -194,5 +219,74 @@ def run_map(result: LearnResult, space: str) -> tuple[list, str]:
     """backends.pipeline.map_points (t-SNE) under the LM lock: it reads the LM's index."""
     from backends.pipeline import map_points
 
-    with _LM_LOCK:
+    with lm_turn():
         return map_points(result, space)  # type: ignore[arg-type]
+
+
+def warm_up(
+    word: str,
+    examples: Sequence[str],
+    learners: Sequence[str],
+    *,
+    lm: str | None = None,
+    device: Device = "auto",
+) -> int:
+    """Load the LM, learn `word` with each learner in turn as a Learn click would (the
+    page's token-tuning steps), then draw its map, so that what a process loads on first
+    use (the LM, the college encoder, token tuning's replay states, the neighbour indexes,
+    the t-SNE code) is loaded before the first person presses Learn. One step at a time
+    under the LM lock, and none once a person's request is waiting for the LM: the person
+    then loads what is left, as without a warm-up. Returns the steps done, of
+    len(learners) + 2."""
+    from backends.pipeline import learn, load_lm, map_points
+
+    configs = learner_configs(DEFAULT_TT_STEPS)
+    result = None
+    for step in range(len(learners) + 2):
+        with _LM_LOCK:
+            if _people_waiting:
+                return step
+            if step == 0:
+                load_lm(lm, device)
+                _loaded.add((lm_name(lm), resolve_device(device)))
+            elif step <= len(learners):
+                name = learners[step - 1]
+                result = learn(word, list(examples), [name], lm=lm, device=device, configs=configs)
+            elif result is not None:
+                map_points(result, "input")
+    return len(learners) + 2
+
+
+def warm_up_in_background(
+    word: str, examples: Sequence[str], learners: Sequence[str], *, lm: str | None = None
+) -> threading.Thread | None:
+    """`warm_up` on a daemon thread, started now; None where it is skipped: on a ZeroGPU
+    Space no GPU is held at launch, so a warm-up there would load onto the wrong device. A
+    click during the warm-up waits for its current step at most; a failed warm-up is logged
+    and only leaves the first click to load what it needs, as it would have."""
+    if gpu_spaces_present():
+        log.info("warm-up skipped: a ZeroGPU Space holds a GPU only inside a request")
+        return None
+
+    def work() -> None:
+        start, steps = time.perf_counter(), len(learners) + 2
+        try:
+            done = warm_up(word, examples, learners, lm=lm)
+        except Exception as err:  # noqa: BLE001 - any failure here must not stop the app
+            log.warning(
+                "warm-up failed (%s: %s); the first Learn click loads instead",
+                type(err).__name__,
+                err,
+            )
+            return
+        seconds = time.perf_counter() - start
+        if done < steps:
+            log.info(
+                "warm-up gave way to a person after %d of %d steps, %.1f s", done, steps, seconds
+            )
+        else:
+            log.info("warmed up in %.1f s (%s on %r)", seconds, ", ".join(learners), word)
+
+    thread = threading.Thread(target=work, name="warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -17,6 +17,11 @@ except ImportError:
     spaces = None
 
 
+def gpu_spaces_present() -> bool:
+    """Whether ZeroGPU's `spaces` package is here (a Space that lends a GPU per call)."""
+    return spaces is not None
+
+
 def gpu(duration: int = 60) -> Callable[[F], F]:
     """Ask ZeroGPU for a GPU for up to `duration` seconds around the decorated call."""
 

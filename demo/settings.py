@@ -88,6 +88,9 @@ class DemoSettings:
     max_new_tokens: int = 32
     # Show "Sign in with Hugging Face" (on a Space with hf_oauth: true).
     hf_login: bool = False
+    # Learn the first ready example once in the background at launch, so the first person
+    # to press Learn does not wait for the LM and the learners to load (NONCE_WARM_UP).
+    warm_up: bool = True
 
     @property
     def db_target(self) -> str:
@@ -149,4 +152,5 @@ def load_demo_settings() -> DemoSettings:
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
         id_secret=_env("NONCE_ID_SECRET"),
         hf_login=bool(_env("SPACE_ID") and _env("OAUTH_CLIENT_ID")),
+        warm_up=_flag("NONCE_WARM_UP", default=base.warm_up),
     )
