@@ -258,6 +258,18 @@ def test_only_a_tasks_newest_version_is_compared():
     assert "0.123" not in "\n".join(headline(newest_versions([old, new])[0]))
 
 
+def test_every_committed_run_record_is_one_the_report_reads():
+    """`python -m benchmarks report` reads every *.json in benchmarks/results: a record of
+    another form there (a tool's own output) would stop it, so such files live elsewhere."""
+    from benchmarks.report import RESULTS_DIR, headline, load_runs, newest_versions
+
+    runs = load_runs(RESULTS_DIR)
+    assert runs and all({"task", "results", "command", "machine", "date"} <= set(r) for r in runs)
+    assert "## How these numbers were made" in render(runs)
+    current, _ = newest_versions(runs)
+    assert headline(current)
+
+
 def test_no_committed_record_or_report_holds_a_slur():
     """Records keep every definition a run wrote, and some predate the slur guard
     (Decoding.block_slurs): none may carry a blocked word into the repository."""
