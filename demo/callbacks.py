@@ -77,7 +77,11 @@ class Callbacks:
         ready = ready_examples(self.settings.examples)
         if not ready:
             return None
-        learners = parse_learners(list(self.settings.learn_learners) or "all")
+        try:
+            learners = parse_learners(list(self.settings.learn_learners) or "all")
+        except ValueError as err:  # NONCE_LEARN_LEARNERS names no learner we have
+            log.warning("no warm-up: %s", err)
+            return None
         return engine.warm_up_in_background(ready[0].word, ready[0].examples, learners)
 
     # ---- Learn tab

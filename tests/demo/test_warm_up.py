@@ -20,7 +20,7 @@ WUG = {"word": "wug", "examples": ["A wug is a small bird.", "The wug sang all n
 
 
 def settings_with(tmp_path, examples: list[dict]) -> DemoSettings:
-    path = tmp_path / "examples.json"
+    path = tmp_path / f"examples-{len(examples)}.json"  # ready_examples is cached by path
     path.write_text(json.dumps(examples))
     return DemoSettings(cache_dir=tmp_path, examples=path, learn_learners=FAST)
 
@@ -106,6 +106,14 @@ def test_no_warm_up_without_a_ready_example_or_on_a_zerogpu_space(tmp_path, monk
     callbacks = Callbacks(settings_with(tmp_path, []))
     try:
         assert callbacks.warm_up_in_background() is None
+    finally:
+        callbacks.close()
+    unknown = settings_with(tmp_path, [WUG]).with_(learn_learners=("centroid", "telepathy"))
+    callbacks = Callbacks(unknown)
+    try:
+        with caplog.at_level(logging.WARNING, logger="demo.callbacks"):
+            assert callbacks.warm_up_in_background() is None
+        assert "no warm-up: unknown learner 'telepathy'" in caplog.text
     finally:
         callbacks.close()
     # where ZeroGPU's `spaces` package is importable, no GPU is held at launch
