@@ -22,7 +22,7 @@ from backends.inputs import check_examples
 from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
 from backends.settings import Device, load_settings, resolve_device
-from demo.gpu import gpu, gpu_spaces_present
+from demo.gpu import gpu, on_zero_gpu
 from demo.sampling import define_sampled
 from demo.store import Item
 
@@ -264,7 +264,7 @@ def warm_up_in_background(
     Space no GPU is held at launch, so a warm-up there would load onto the wrong device. A
     click during the warm-up waits for its current step at most; a failed warm-up is logged
     and only leaves the first click to load what it needs, as it would have."""
-    if gpu_spaces_present():
+    if on_zero_gpu():
         log.info("warm-up skipped: a ZeroGPU Space holds a GPU only inside a request")
         return None
 

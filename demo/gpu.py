@@ -4,6 +4,7 @@ no-op, so the same code runs on a laptop, a GPU box and a Space."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -17,9 +18,11 @@ except ImportError:
     spaces = None
 
 
-def gpu_spaces_present() -> bool:
-    """Whether ZeroGPU's `spaces` package is here (a Space that lends a GPU per call)."""
-    return spaces is not None
+def on_zero_gpu() -> bool:
+    """Whether this is a ZeroGPU Space, which lends a GPU per decorated call: the platform
+    sets SPACES_ZERO_GPU there, and the `spaces` package reads it too; the package being
+    importable is not enough, as it may be installed where its decorator does nothing."""
+    return os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "true", "yes")
 
 
 def gpu(duration: int = 60) -> Callable[[F], F]:

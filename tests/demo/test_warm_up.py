@@ -116,8 +116,9 @@ def test_no_warm_up_without_a_ready_example_or_on_a_zerogpu_space(tmp_path, monk
         assert "no warm-up: unknown learner 'telepathy'" in caplog.text
     finally:
         callbacks.close()
-    # where ZeroGPU's `spaces` package is importable, no GPU is held at launch
-    monkeypatch.setattr(gpu, "spaces", object())
+    # on a ZeroGPU Space (the platform sets SPACES_ZERO_GPU) no GPU is held at launch
+    monkeypatch.setenv("SPACES_ZERO_GPU", "true")
+    assert gpu.on_zero_gpu()
     with caplog.at_level(logging.INFO, logger="demo.engine"):
         assert engine.warm_up_in_background(WUG["word"], WUG["examples"], FAST) is None
     assert "warm-up skipped" in caplog.text
