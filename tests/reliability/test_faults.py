@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from demo.boards import Boards
 from demo.store import VoteStore
 from tests.reliability.conftest import settings_in
 from tests.reliability.hostile import clear_message
-from tests.tools.loadtest import client_of, drive_votes, free_port, stored_check
+from tests.tools.loadtest import client_of, drive_votes, free_port, stored_check, wait_ready
 
 pytestmark = pytest.mark.integration
 
@@ -47,19 +46,6 @@ def _start(db: Path, folder: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-def _wait_ready(url: str, proc: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the app exited while starting"
-        try:
-            with urllib.request.urlopen(url + "gradio_api/info", timeout=5) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"app at {url} not ready after {timeout} s")
-
-
 def _table(store: VoteStore) -> list[list]:
     return Boards(store, rounds=100).board("human").table().values.tolist()
 
@@ -74,7 +60,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
     url = f"http://127.0.0.1:{port}/"
     app = _start(db, tmp_path, port)
     try:
-        _wait_ready(url, app)
+        wait_ready(url, app)
         result = {}
         load = threading.Thread(target=lambda: result.update(run=drive_votes(url, 5, 600, 120)))
         load.start()
@@ -98,7 +84,7 @@ def test_sigkill_mid_load_loses_no_acknowledged_vote(tmp_path):
             assert conn.execute("SELECT COUNT(*) FROM votes").fetchone()[0] >= len(run.acked)
 
         app = _start(db, tmp_path, port)
-        _wait_ready(url, app)
+        wait_ready(url, app)
         assert _api_table(url) == before  # the restarted app recomputes the same ratings
         again = drive_votes(url, 2, 10, 60)
         assert len(again.acked) == 10 and not again.errors

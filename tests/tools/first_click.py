@@ -19,18 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from tests.tools.loadtest import ROOT, client_of, free_port
-
-
-def page_answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
+from tests.tools.loadtest import ROOT, client_of, free_port, wait_ready
 
 
 def one_run(warm_up: bool, read: float, timeout: float) -> dict:
@@ -58,10 +49,7 @@ def one_run(warm_up: bool, read: float, timeout: float) -> dict:
             stderr=subprocess.DEVNULL,
         )
         try:
-            while not page_answers(url):
-                if app.poll() is not None or time.perf_counter() - start > timeout:
-                    raise RuntimeError("the app did not answer")
-                time.sleep(0.5)
+            wait_ready(url, app, timeout, path="")  # the page itself, as a person opens it
             page = time.perf_counter() - start
             time.sleep(read)
             client = client_of(url)

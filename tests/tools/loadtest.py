@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -60,6 +61,22 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def wait_ready(url: str, proc, timeout: float = 180.0, path: str = "gradio_api/info") -> None:
+    """Until the app process `proc` serving `url` answers `url + path` with 200; a
+    RuntimeError if the process exits first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the app at {url} exited while starting")
+        try:
+            with urllib.request.urlopen(url + path, timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"the app at {url} did not answer within {timeout} s")
 
 
 def percentile(values: list[float], q: float) -> float:
