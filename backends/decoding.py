@@ -30,6 +30,17 @@ Three controls, applied to every row of the one batched generation:
   rule, a token spelling the start of such a word is blocked there too, so it cannot be
   written in pieces; a quotation of another word that starts the same way is blocked with
   it ('"up"' then '"upward"'): 0-4 of each learner's 200 dev definitions changed;
+- no token may follow itself more than `token_run` times (5): the loops inside one
+  "word" that no word rule sees, since a number or a run of marks is one word to them
+  ('2.44444444444444444444444444444', 'the number 100000000000000000000000', '" " " " "'
+  — Gemma writes a digit or an opening quote as a token of its own). Of the 8 790
+  distinct definitions in benchmarks/results, 6 have even four of one token in a row, all
+  of them such runs; of the greedy DefGen definitions of the learners as they are, the one
+  with six is prompting's for "unbroken" on the held-out file (k = 3, the zeros above),
+  so that is the one the rule changes there. "1999", "100,000" and "5000-10000" are
+  untouched. Sampled for a battle (dev, temperature 0.8), prompting's "dependent" became
+  '2.44444 meters in length, 244444 yards wide and 244444 feet above sea': no longer a
+  loop, still no definition;
 - slurs (backends/blocked_words.py) are never said, in one token or in pieces: a
   definition is shown to other people, and the LM learnt from the web;
 - a definition is plain text (`text_only`): neither the tokenizer's special tokens other
@@ -77,6 +88,8 @@ class Decoding:
     word_uses: int = 1
     # A word quoted alone ('"a"') may not open a quotation again ('"a" or "a"').
     quote_once: bool = True
+    # The same token at most this many times in a row (0 = off): '2.444444...' stops.
+    token_run: int = 5
     # Never say a word of backends.blocked_words.SLURS.
     block_slurs: bool = True
     # Write plain text: no special token but the end of text, no markup
@@ -92,8 +105,10 @@ class Decoding:
     seed: int = 0
 
     def __post_init__(self):
-        if self.no_repeat_ngram < 0 or self.top_k < 0 or self.word_uses < 0:
-            raise ValueError(f"no_repeat_ngram, word_uses and top_k must be >= 0, got {self}")
+        if min(self.no_repeat_ngram, self.top_k, self.word_uses, self.token_run) < 0:
+            raise ValueError(
+                f"no_repeat_ngram, word_uses, token_run and top_k must be >= 0, got {self}"
+            )
         if not 0 <= self.copy_cosine <= 1:
             raise ValueError(f"copy_cosine must be in 0..1, got {self}")
         if self.repetition_penalty < 1.0 or self.temperature < 0:
@@ -119,6 +134,7 @@ RULES_ADDED_LATER = {
     "block_slurs": False,
     "quote_once": False,
     "text_only": False,
+    "token_run": 0,
 }
 
 
@@ -229,7 +245,12 @@ def quotations(text: str) -> list[str]:
 
 # plain argmax, nothing blocked (training reads the LM's own answers with it)
 GREEDY = Decoding(
-    ban_word=False, no_repeat_ngram=0, word_uses=0, block_slurs=False, text_only=False
+    ban_word=False,
+    no_repeat_ngram=0,
+    word_uses=0,
+    block_slurs=False,
+    text_only=False,
+    token_run=0,
 )
 
 
@@ -266,6 +287,9 @@ def adjust(
         seen = torch.tensor(sorted(set(generated)), device=out.device)
         out[seen] -= math.log(decoding.repetition_penalty)
     forbidden = set(banned) if decoding.ban_word else set()
+    run = decoding.token_run
+    if run and len(generated) >= run and len(set(generated[-run:])) == 1:
+        forbidden.add(generated[-1])  # a token's run is at its limit
     if forms is None:
         forbidden |= blocked_tokens(generated, decoding.no_repeat_ngram)
     else:

@@ -233,6 +233,28 @@ def test_a_word_quoted_alone_does_not_open_a_quotation_again():
     assert Decoding.from_record(old).quote_once is False
 
 
+def test_a_token_follows_itself_at_most_token_run_times():
+    # prompting's sampled definition of "dependent" (arena sampling, dev): '2.444444...'
+    pieces = ["2", ".", "4", "▁number", "0", "1"]
+    forms = TokenForms.of_vocabulary(pieces)
+    at_limit = [0, 1, 2, 2, 2, 2, 2]  # 2.44444
+    out = adjust(torch.zeros(len(pieces)), at_limit, [], Decoding(), forms)
+    assert out[2] == float("-inf") and out[0] == 0 and out[1] == 0
+    assert adjust(torch.zeros(len(pieces)), at_limit[:-1], [], Decoding(), forms)[2] == 0
+    # "10000" (four of a digit) is a number, not a loop; without token forms alike (where
+    # the n-gram rule, reading token ids, would block a third "000" on its own)
+    alone = Decoding(no_repeat_ngram=0)
+    assert adjust(torch.zeros(len(pieces)), [5, 4, 4, 4, 4], [], alone, None)[4] == 0
+    assert adjust(torch.zeros(len(pieces)), [5, *[4] * 5], [], alone, None)[4] < 0
+    assert adjust(torch.zeros(len(pieces)), at_limit, [], Decoding(token_run=0), forms)[2] == 0
+    assert GREEDY.token_run == 0  # plain argmax
+    with pytest.raises(ValueError, match="token_run"):
+        Decoding(token_run=-1)
+    # a vote stored before the rule replays without it
+    old = {k: v for k, v in Decoding().record().items() if k != "token_run"}
+    assert Decoding.from_record(old).token_run == 0
+
+
 def test_slurs_are_never_said_in_one_token_or_in_pieces():
     from backends.blocked_words import SLURS
 
