@@ -40,7 +40,10 @@ base form they share, are never candidates (`exclude_example_words`, the fifth v
 
 The slot is often inflected ("The noise ___ out her speech": drowned); the new word
 is a lexeme, defined in its base form. So each candidate's row is its WordNet base
-form's where that is one whole-word token (`base_forms`): draining -> drain.
+form's where that is one whole-word token (`base_forms`): draining -> drain. A participle
+that is mostly an adjective is a headword of its own (`lexicon.headword`: tired, jagged
+and interesting stay; read as tire, jag and interest they were other words, a car's tyre
+among them).
 
 Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
 hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
@@ -255,24 +258,25 @@ def blank_prior(lm: NonceLM, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -
     return lm.memo(("blank_prior", prompt), lambda: slot_logprobs(lm, [lm.encode(prompt)])[0])
 
 
-@lru_cache(maxsize=1)
-def _lemmatizer():
-    """WordNet's lemmatizer, or None (said once) where the WordNet files are absent."""
-    from backends.lexicon import lemmatize, wordnet
+@lru_cache(maxsize=2)
+def _lemmatizer(headwords: bool = False):
+    """WordNet's lemmatizer (`headwords`: the form a dictionary lists, `lexicon.headword`),
+    or None (said once) where the WordNet files are absent."""
+    from backends.lexicon import headword, lemmatize, wordnet
 
     try:
         wordnet()
     except (RuntimeError, LookupError, OSError) as error:
         log.warning("the LM reader's candidates are read as they are, not at base forms: %s", error)
         return None
-    return lemmatize
+    return headword if headwords else lemmatize
 
 
 def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
-    """Each token id as its WordNet base form's whole-word token (▁drained -> ▁drain);
-    the id itself where the token is a base form already, WordNet does not know it, or
-    the base form is not one token. Unchanged, with a log line, without WordNet."""
-    lemmatize = _lemmatizer()
+    """Each token id as its headword's whole-word token (▁drained -> ▁drain, ▁tired
+    stays); the id itself where the token is a headword already, WordNet does not know
+    it, or the headword is not one token. Unchanged, with a log line, without WordNet."""
+    lemmatize = _lemmatizer(headwords=True)
     if lemmatize is None:
         return ids
 

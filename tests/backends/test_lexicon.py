@@ -50,6 +50,24 @@ def test_lemmatize():
     assert lexicon.lemmatize("blorptastic") == "blorptastic"
 
 
+def test_headword_keeps_a_participle_that_is_mostly_an_adjective():
+    # lemmatize reads these as verbs' forms and lands on other words (a tyre, a notch)
+    assert lexicon.lemmatize("tired") == "tire" and lexicon.lemmatize("jagged") == "jag"
+    for word in ("tired", "jagged", "interesting", "Interested"):
+        assert lexicon.headword(word) == word.lower()
+    # where the verb is the common reading, the base form as before
+    for word, base in (
+        ("closed", "close"),
+        ("used", "use"),
+        ("drained", "drain"),
+        ("barked", "bark"),
+    ):
+        assert lexicon.headword(word) == base
+    # nouns, nouns in -ing and unknown words as lemmatize has them
+    for word in ("geese", "swimming", "building", "blorptastic"):
+        assert lexicon.headword(word) == lexicon.lemmatize(word)
+
+
 def test_glosses_most_frequent_first():
     dog = lexicon.glosses("dog")
     assert 0 < len(dog) <= 3
