@@ -56,6 +56,9 @@ shots) over `n` items. Choices that shape the numbers:
   `college (reader v5)` are the learner before its definitions of three examples or
   more were written from the fitted weights' sharper reading (no `fitted_from` in their
   config; its vectors, and so its Chimera and Nonce rows, are the sixth version's); rows named
+  `college (reader v6)` are the learner before its seventh version, when a participle was
+  read at its verb's base form even where WordNet counts it mostly as an adjective (tired
+  read as tire; the learner's code, not its config, changed); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),
