@@ -133,8 +133,8 @@ class ReaderConfig:
     # example; 1 with `prior_weight` 1 is Bayes' rule with the LM's own prior counted once
     # (k examples' product holds it k times; nothing is taken out of a single example).
     prior_kept: int = 0
-    # Read each candidate as its base form's row (drained -> drain) where WordNet and the
-    # vocabulary have one.
+    # Read each candidate as its base form's row (drained -> drain; a participle mostly
+    # used as an adjective is its own: tired) where WordNet and the vocabulary have one.
     base_forms: bool = True
     # The fill-in-the-blank prompt's worked examples: `MIXED_SHOTS` (a verb and an
     # adjective among its nouns) or `BLANK_SHOTS` (three nouns, the third version's; model
@@ -276,8 +276,8 @@ def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
     """Each token id as its headword's whole-word token (▁drained -> ▁drain, ▁tired
     stays); the id itself where the token is a headword already, WordNet does not know
     it, or the headword is not one token. Unchanged, with a log line, without WordNet."""
-    lemmatize = _lemmatizer(headwords=True)
-    if lemmatize is None:
+    headword = _lemmatizer(headwords=True)
+    if headword is None:
         return ids
 
     tokenizer, known = lm.tokenizer, lm.memo("base_form_ids", dict)
@@ -285,7 +285,7 @@ def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
     for i in ids:
         if i not in known:
             form = tokenizer.convert_ids_to_tokens(i)[1:]
-            base = lemmatize(form)
+            base = headword(form)
             j = tokenizer.convert_tokens_to_ids("▁" + base)  # the unknown id if not one token
             known[i] = i if base == form.lower() or j == tokenizer.unk_token_id else j
         out.append(known[i])
