@@ -168,6 +168,11 @@ def wordnet() -> WordNetCorpusReader:
     return reader
 
 
+def _as_entry(word: str) -> str:
+    """The word as WordNet spells its entries: lowercase, words joined by '_'."""
+    return word.strip().lower().replace(" ", "_")
+
+
 def lemmatize(word: str) -> str:
     """The word's WordNet base form, trying noun, verb, adjective, adverb in turn.
 
@@ -175,7 +180,7 @@ def lemmatize(word: str) -> str:
     a word WordNet does not know comes back lowercased.
     """
     wn = wordnet()
-    form = word.strip().lower().replace(" ", "_")
+    form = _as_entry(word)
     for pos in POS_ORDER:
         lemma = wn.morphy(form, pos)
         if lemma:
@@ -197,7 +202,7 @@ def headword(word: str) -> str:
     Without the sense counts every count is 0 and this is `lemmatize`.
     """
     wn = wordnet()
-    form = word.strip().lower().replace(" ", "_")
+    form = _as_entry(word)
     verb = wn.morphy(form, "v")
     if verb and verb != form and not wn.morphy(form, "n"):
         as_adjective = _tag_count(form, "a") + _tag_count(form, "s")  # head and satellite
@@ -217,7 +222,7 @@ def senses(word: str) -> list[Lemma]:
     Frequency is the sense's SemCor tag count (`cntlist.rev`); ties keep WordNet's order.
     """
     wn = wordnet()
-    form = word.strip().lower().replace(" ", "_")
+    form = _as_entry(word)
     found: list[Lemma] = []
     for pos in POS_ORDER:
         base = wn.morphy(form, pos)

@@ -69,6 +69,7 @@ import torch
 import torch.nn.functional as F
 
 from backends.inputs import Example
+from backends.lexicon import headword, lemmatize, wordnet
 from backends.nonce_lm import NonceLM, word_pattern
 
 log = logging.getLogger(__name__)
@@ -258,26 +259,22 @@ def blank_prior(lm: NonceLM, shots: tuple[tuple[str, str], ...] = BLANK_SHOTS) -
     return lm.memo(("blank_prior", prompt), lambda: slot_logprobs(lm, [lm.encode(prompt)])[0])
 
 
-@lru_cache(maxsize=2)
-def _lemmatizer(headwords: bool = False):
-    """WordNet's lemmatizer (`headwords`: the form a dictionary lists, `lexicon.headword`),
-    or None (said once) where the WordNet files are absent."""
-    from backends.lexicon import headword, lemmatize, wordnet
-
+@lru_cache(maxsize=1)
+def _has_wordnet() -> bool:
+    """Whether WordNet's files are there; where they are not, said once."""
     try:
         wordnet()
     except (RuntimeError, LookupError, OSError) as error:
         log.warning("the LM reader's candidates are read as they are, not at base forms: %s", error)
-        return None
-    return headword if headwords else lemmatize
+        return False
+    return True
 
 
 def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
     """Each token id as its headword's whole-word token (▁drained -> ▁drain, ▁tired
     stays); the id itself where the token is a headword already, WordNet does not know
     it, or the headword is not one token. Unchanged, with a log line, without WordNet."""
-    headword = _lemmatizer(headwords=True)
-    if headword is None:
+    if not _has_wordnet():
         return ids
 
     tokenizer, known = lm.tokenizer, lm.memo("base_form_ids", dict)
@@ -310,8 +307,7 @@ def example_word_ids(lm: NonceLM, word: str, examples: list[Example]) -> set[int
     for example in examples:
         for seen in re.findall(r"[^\W\d_]+", pattern.sub(" ", example.text)):
             forms.add(seen.lower())
-    lemmatize = _lemmatizer()
-    if lemmatize is not None:
+    if _has_wordnet():
         forms |= {lemmatize(form) for form in forms}
     tokens = [f"▁{f}" for form in forms for f in (form, form.capitalize())]
     ids = set(lm.tokenizer.convert_tokens_to_ids(tokens))
