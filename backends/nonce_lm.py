@@ -28,9 +28,35 @@ SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "'s")
 _SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of them
 
 
+# English spelling changes the end of a word before some endings; the match then covers the
+# changed stem and leaves the ending as text ("quibbed" = <nonce> + "ed"). Doubling stops
+# at -ed / -ing: before -er it would read hammer as ham, letter as let.
+_CONSONANT = "bcdfghjklmnpqrstvz"  # w, x and y are never doubled
+_DOUBLED = re.compile(rf"(?:^|qu|[^aeiou])[aeiou][{_CONSONANT}]$")  # quib, wug, stop; not dax
+_SILENT_E = re.compile(r"[^aeiouy]e$")  # glimble, but not flee or canoe
+_CONSONANT_Y = re.compile(r"[^aeiou]y$")  # mimsy, but not play
+
+
+def _stems(word: str) -> list[tuple[str, str]]:
+    """(stem, endings) regex pairs: the word as typed with any plain ending, then the
+    spellings English gives its stem before other endings."""
+    w, lower = re.escape(word), word.lower()
+    stems = [(w, _SUFFIX)]
+    if len(lower) >= 3 and _DOUBLED.search(lower):  # quib -> quibbed, quibbing
+        stems.append((w + re.escape(word[-1]), "(?:ed|ing)"))
+    if len(lower) >= 3 and _SILENT_E.search(lower):  # glimble -> glimbling, glimbler
+        stems += [(re.escape(word[:-1]), "ing"), (w, "(?:r|rs)")]
+    if len(lower) >= 3 and _CONSONANT_Y.search(lower):  # mimsy -> mimsier, glorpies
+        stems.append((re.escape(word[:-1]) + "i", "(?:es|ed|er|ers|est)"))
+    return stems
+
+
 def word_pattern(word: str) -> re.Pattern[str]:
-    """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending."""
-    return re.compile(rf"(?<!\w){re.escape(word)}(?={_SUFFIX}(?!\w))", re.IGNORECASE)
+    """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending
+    ("wugs") or one that changes the stem's spelling ("quibbed", "glimbling", "mimsier");
+    the match is the stem, the ending stays outside it."""
+    alternatives = "|".join(rf"{stem}(?={ends}(?!\w))" for stem, ends in _stems(word))
+    return re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE)
 
 
 def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: int) -> torch.Tensor:

@@ -59,6 +59,11 @@ def test_examples_keep_html_as_plain_text_and_drop_only_blank_rows():
     assert len("a wug " * 10) < MAX_EXAMPLE_CHARS
 
 
+def test_examples_may_use_the_word_with_an_ending_that_changes_its_spelling():
+    got = check_examples("quib", ["He quibbed the ball.", "Stop quibbing!", "Don't quib."])
+    assert len(got) == 3
+
+
 def test_definition_is_optional():
     assert check_definition(None) is None and check_definition("  ") is None
     assert check_definition(" a small bird ") == "a small bird"

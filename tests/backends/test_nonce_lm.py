@@ -19,6 +19,38 @@ def test_word_pattern_matches_whole_word_and_inflections():
     assert not pattern.search("a wugly thing") and not pattern.search("bewug")
 
 
+@pytest.mark.parametrize(
+    ("word", "text", "stem", "rest"),
+    [
+        ("quib", "He quibbed the ball.", "quibb", "ed the ball."),  # doubled consonant
+        ("quib", "quibbing", "quibb", "ing"),
+        ("wug", "two wugged", "wugg", "ed"),
+        ("glimble", "glimbling up", "glimbl", "ing up"),  # silent e dropped
+        ("glimble", "a glimbler", "glimble", "r"),
+        ("mimsy", "the mimsiest soup", "mimsi", "est soup"),  # y -> i
+        ("mimsy", "she mimsied", "mimsi", "ed"),
+        ("dax", "daxed", "dax", "ed"),  # x is never doubled
+    ],
+)
+def test_word_pattern_follows_english_spelling_before_an_ending(word, text, stem, rest):
+    match = word_pattern(word).search(text)
+    assert match.group() == stem and text[match.end() :] == rest
+
+
+@pytest.mark.parametrize(
+    ("word", "text"),
+    [
+        ("quib", "a quibber"),  # no doubling before -er: it would read hammer as ham
+        ("dax", "daxxed"),
+        ("play", "plaied"),  # a vowel before the y keeps it
+        ("flee", "fleing"),  # nor is a double e dropped
+        ("mimsy", "mimsily"),
+    ],
+)
+def test_word_pattern_changes_no_other_spelling(word, text):
+    assert word_pattern(word).search(text) is None
+
+
 def test_encode_replaces_each_occurrence_with_one_id(tiny_lm):
     nonce = tiny_lm.vocab_size
     ids = tiny_lm.encode("the wug fed the wug", "wug", nonce)
