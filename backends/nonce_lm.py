@@ -59,6 +59,13 @@ def word_pattern(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE)
 
 
+def inflected_pattern(word: str) -> re.Pattern[str]:
+    """`word_pattern` with the ending inside the match ("wiggins", "quibbed"; a possessive's
+    "'s" stays out): the whole word a reader puts in a blank, where the nonce's own token
+    leaves the ending as text."""
+    return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
+
+
 def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: int) -> torch.Tensor:
     """[L, V'] rows' next-token log-probabilities -> [n, V'] their texts': each text's rows
     mixed by their beliefs ([L] log-weights, normalised within a text): log sum_r

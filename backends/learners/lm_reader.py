@@ -38,8 +38,10 @@ a small LM asked to fill a blank often answers with a word it can see ("She ___ 
 expectations": expectations; "___ steel shelves": steel). Those words, and words whose
 base form they share, are never candidates (`exclude_example_words`, the fifth version).
 
-The slot is often inflected ("The noise ___ out her speech": drowned); the new word
-is a lexeme, defined in its base form. So each candidate's row is its WordNet base
+The slot is often inflected ("The noise ___ out her speech": drowned), and a new word
+typed with an ending ("The wiggins are ripe") is read with the ending as its own: the
+slot and the blank stand for the whole word, the right context starts after it. The
+new word is a lexeme, defined in its base form. So each candidate's row is its WordNet base
 form's where that is one whole-word token (`base_forms`): draining -> drain. A participle
 that is mostly an adjective is a headword of its own (`lexicon.headword`: tired, jagged
 and interesting stay; read as tire, jag and interest they were other words, a car's tyre
@@ -70,7 +72,7 @@ import torch.nn.functional as F
 
 from backends.inputs import Example
 from backends.lexicon import headword, lemmatize, wordnet
-from backends.nonce_lm import NonceLM, word_pattern
+from backends.nonce_lm import NonceLM, inflected_pattern
 
 log = logging.getLogger(__name__)
 
@@ -290,10 +292,13 @@ def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
 
 
 def split_at_word(lm: NonceLM, word: str, examples: list[Example]) -> list[tuple]:
-    """(ids before, ids after) the word's first occurrence, per example that uses it."""
+    """(ids before, ids after) the word's first occurrence, per example that uses it. An
+    ending is the word's ("The wiggins are ripe": the slot reads bananas, the right
+    context starts at " are"); read as text after a candidate, "s" follows banana, which
+    the LM writes as one token, bananas, and a word whose plural it splits wins."""
     parts = []
     for example in examples:
-        match = word_pattern(word).search(example.text)
+        match = inflected_pattern(word).search(example.text)
         if match is not None:
             before = example.text[: match.start()].rstrip(" ")
             parts.append((lm.encode(before), lm.encode(example.text[match.end() :], bos=False)))
@@ -303,7 +308,7 @@ def split_at_word(lm: NonceLM, word: str, examples: list[Example]) -> list[tuple
 def example_word_ids(lm: NonceLM, word: str, examples: list[Example]) -> set[int]:
     """Ids of the whole-word tokens ('▁steel', '▁Steel') of every word the examples use
     but the new word itself, and of those words' base forms (expectations -> expectation)."""
-    pattern, forms = word_pattern(word), set()
+    pattern, forms = inflected_pattern(word), set()
     for example in examples:
         for seen in re.findall(r"[^\W\d_]+", pattern.sub(" ", example.text)):
             forms.add(seen.lower())
@@ -374,8 +379,9 @@ def blank_logprobs(
     shots: tuple[tuple[str, str], ...] = BLANK_SHOTS,
 ) -> torch.Tensor:
     """[V] the LM's answer to the fill-in-the-blank prompt, summed over the examples that
-    use the word (product of experts, as for the slot)."""
-    pattern = word_pattern(word)
+    use the word (product of experts, as for the slot). The blank takes the whole word,
+    ending and all ("The ___ are ripe"), as the worked examples' answers are words."""
+    pattern = inflected_pattern(word)
     blanks = [pattern.sub("___", e.text) for e in examples if pattern.search(e.text)]
     prompts = [lm.encode(blank_prompt(" ".join(b.split()), shots)) for b in blanks]
     return slot_logprobs(lm, prompts, shared=lm.encode(worked_examples(shots))).sum(0)

@@ -327,6 +327,18 @@ def test_blank_answers_are_pooled_over_the_examples_that_use_the_word(tiny_lm):
     assert torch.allclose(pooled, slot_logprobs(tiny_lm, prompts).sum(0), atol=1e-5)
 
 
+def test_an_ending_is_read_as_part_of_the_word(tiny_lm):
+    from backends.learners.lm_reader import split_at_word
+
+    examples = [Example("the wugs sang"), Example("she wugged it"), Example("the wug's hat")]
+    pooled = blank_logprobs(tiny_lm, "wug", examples)
+    blanks = ("the ___ sang", "she ___ it", "the ___'s hat")  # a possessive stays outside
+    prompts = [tiny_lm.encode(blank_prompt(s)) for s in blanks]
+    assert torch.allclose(pooled, slot_logprobs(tiny_lm, prompts).sum(0), atol=1e-5)
+    after = [right for _, right in split_at_word(tiny_lm, "wug", examples)]
+    assert after == [tiny_lm.encode(t, bos=False) for t in (" sang", " it", "'s hat")]
+
+
 def test_the_blank_prompt_proposes_words_when_the_word_starts_its_sentence(tiny_lm):
     # no left context and no proposal vector: only the blank prompt has candidates
     examples = [Example("wug sang at night")]
@@ -379,6 +391,17 @@ def test_the_real_lm_reads_a_slot_as_the_word_that_fits(real_lm):
     found = vocabulary_index(real_lm, "input").search(guess, 5)[0]
     words = {n.token.strip().lower() for n in found}
     assert "teeth" in words, words
+
+
+@pytest.mark.integration
+@needs_wordnet
+def test_a_plural_is_read_as_the_plural_of_the_word_that_fits(real_lm):
+    # Read with "s" as text after each candidate, "The ___s are ripe" was "annual" (92%):
+    # the LM writes bananas as one token, annuals as annual + s.
+    examples = [Example("The wiggins are ripe: their skins are yellow and they taste sweet.")]
+    reading = read(real_lm, "wiggin", examples)
+    words = [w for w, _ in reading.words(real_lm, n=3)]
+    assert words[0] in {"fruit", "banana", "apple", "lemon", "pear", "mango"}, words
 
 
 @pytest.mark.integration
