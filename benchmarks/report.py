@@ -104,6 +104,13 @@ shots) over `n` items. Choices that shape the numbers:
 - `defgen.test.jsonl` is a held-out test file of our own (100 WordNet words drawn after
   the dev words, `benchmarks/build_wordnet_sets.py`): nothing was tuned on it, and its
   words are excluded from any training. Runs on it name the file in their command.
+- `defgen.dev.endings.jsonl` / `defgen.test.endings.jsonl` (`python -m
+  benchmarks.build_endings`) are the DefGen items whose WordNet sentences use the word
+  with a regular ending, kept after the nonce ("feints and <nonce>s", where DefGen masks
+  the whole word): 73 dev and 35 held-out items. Their records, in
+  `benchmarks/results/endings/`, are not in these tables (their items are a part of
+  DefGen's, their identification among 30 of their own references); the model card's
+  "The word with an ending, read whole" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
