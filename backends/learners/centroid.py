@@ -13,7 +13,7 @@ import torch
 from backends.function_words import FUNCTION_WORDS
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding, example_ids, like_a_row, row_stats
-from backends.nonce_lm import NonceLM
+from backends.nonce_lm import NonceLM, inflected_pattern
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ def centroid_vectors(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(input, output) centroids of the context tokens; falls back to all tokens if none left."""
     nonce = lm.vocab_size
+    # An ending typed after the word ("wiggins": the nonce, then "s") is not a word around it.
+    whole = inflected_pattern(word)
+    examples = [Example(whole.sub(word, e.text)) for e in examples]
     ids = [
         i
         for seq in example_ids(lm, word, examples, nonce)

@@ -54,6 +54,18 @@ def test_every_learner_returns_vectors_of_the_lm_width_and_they_differ(tiny_lm):
             assert not torch.allclose(pairs[a], pairs[b]), (a, b)
 
 
+@pytest.mark.integration
+def test_the_centroid_averages_the_words_around_the_word_not_its_ending(real_lm):
+    from backends.learners.centroid import centroid_vectors
+
+    # the real tokenizer writes the ending as a token of its own after the nonce ("ed")
+    ids = real_lm.encode("she wugged it", "wug", nonce_id=0)  # bos, she, nonce, ed, it
+    assert real_lm.tokenizer.decode(ids[3:4]) == "ed"
+    inflected = centroid_vectors(real_lm, "wug", [Example("The old wugs wugged loudly.")])
+    plain = centroid_vectors(real_lm, "wug", [Example("The old wug wug loudly.")])
+    assert all(torch.equal(a, b) for a, b in zip(inflected, plain))
+
+
 def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
     emb = TokenTuningLearner(TokenTuningConfig(steps=15, lr=0.05)).learn(tiny_lm, "wug", EXAMPLES)
     assert emb.info["loss_after"] < emb.info["loss_before"]
