@@ -59,6 +59,25 @@ def word_pattern(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE)
 
 
+def inflect(word: str, ending: str) -> str:
+    """`word` with `ending` as English spells it: a real word's ending put on a made-up
+    word ("stipulated" hidden behind frulisk had been "fruliskd"). frulisk + d ->
+    frulisked, pindle + ed -> pindled, pindle + ing -> pindling, migrax + s -> migraxes,
+    wug + es (from watches) -> wugs; `word_pattern(word)` reads each back."""
+    lower, sibilant = word.lower(), re.search(r"(?:s|x|z|ch|sh)$", word.lower())
+    if lower.endswith("e"):
+        if ending.startswith("e"):  # ed, es, er, ers
+            return word + ending[1:]
+        if ending == "ing" and _SILENT_E.search(lower):
+            return word[:-1] + ending
+        return word + ending
+    if ending in ("d", "r", "rs"):  # the real word ended in e: stipulate-d, bake-r
+        return word + "e" + ending
+    if ending in ("s", "es"):
+        return word + ("es" if sibilant else "s")
+    return word + ending
+
+
 def inflected_pattern(word: str) -> re.Pattern[str]:
     """`word_pattern` with the ending inside the match ("wiggins", "quibbed"; a possessive's
     "'s" stays out): the whole word a reader puts in a blank, where the nonce's own token

@@ -41,19 +41,24 @@ def made_up_words(rng: random.Random, is_word: Callable[[str], bool]) -> Iterato
         syllables = rng.choice((2, 2, 3))
         word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) for _ in range(syllables))
         word += rng.choice(CODAS)
-        if 5 <= len(word) <= 10 and word not in seen and not is_word(word):
+        # not ending in "ed": it reads as a past tense, and "driprailed" + "d" as two
+        if 5 <= len(word) <= 10 and word not in seen and not is_word(word) and word[-2:] != "ed":
             seen.add(word)
             yield word
 
 
 def hide(word: str, nonce: str, sentence: str) -> str:
-    """The sentence with `word` (and its plain inflections) spelled as `nonce`."""
-    from backends.nonce_lm import word_pattern
+    """The sentence with `word` (and its regular inflections) spelled as `nonce`, the
+    ending respelled for it (stipulated -> frulisked, not fruliskd)."""
+    from backends.nonce_lm import inflect, inflected_pattern, word_pattern
 
     def swap(match) -> str:
-        return nonce.capitalize() if match.group(0)[0].isupper() else nonce
+        whole = match.group(0)
+        stem = word_pattern(word).match(whole).group(0)
+        hidden = inflect(nonce, whole[len(stem) :])
+        return hidden.capitalize() if whole[0].isupper() else hidden
 
-    return word_pattern(word).sub(swap, sentence)
+    return inflected_pattern(word).sub(swap, sentence)
 
 
 def gives_away(word: str, examples: list[str]) -> bool:

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from backends.nonce_lm import NonceSlot, mixed, word_pattern
+from backends.nonce_lm import NonceSlot, inflect, inflected_pattern, mixed, word_pattern
 
 
 def random_slot(lm, n, seed=0):
@@ -49,6 +49,26 @@ def test_word_pattern_follows_english_spelling_before_an_ending(word, text, stem
 )
 def test_word_pattern_changes_no_other_spelling(word, text):
     assert word_pattern(word).search(text) is None
+
+
+@pytest.mark.parametrize(
+    ("word", "ending", "spelled"),
+    [
+        ("frulisk", "d", "frulisked"),  # from stipulated: the e was the real word's
+        ("pindle", "ed", "pindled"),
+        ("pindle", "ing", "pindling"),
+        ("migrax", "s", "migraxes"),
+        ("wug", "es", "wugs"),  # from watches
+        ("wug", "r", "wuger"),  # from baker
+        ("wug", "", "wug"),
+        ("wug", "'s", "wug's"),
+    ],
+)
+def test_inflect_spells_an_ending_for_the_word_and_the_pattern_reads_it_back(word, ending, spelled):
+    assert inflect(word, ending) == spelled
+    assert word_pattern(word).match(spelled)
+    if ending != "'s":  # a possessive stays outside the whole word
+        assert inflected_pattern(word).fullmatch(spelled)
 
 
 def test_encode_replaces_each_occurrence_with_one_id(tiny_lm):

@@ -22,9 +22,13 @@ needs_wordnet = pytest.mark.skipif(
 
 def test_hiding_keeps_case_and_inflection():
     assert hide("nestle", "glaskeal", "Nestles grow; she nestled in.") == (
-        "Glaskeals grow; she glaskeald in."
+        "Glaskeals grow; she glaskealed in."  # the ending respelled: not glaskeald
     )
-    assert hide("dog", "blick", "a dogged hotdog") == "a dogged hotdog"  # whole words only
+    assert hide("stop", "pindle", "He stopped, then stopping, stops.") == (
+        "He pindled, then pindling, pindles."
+    )
+    assert hide("watch", "migrax", "the dog's watches") == "the dog's migraxes"
+    assert hide("dog", "blick", "a hotdog and dogma") == "a hotdog and dogma"  # whole words only
     assert gives_away("downstairs", ["the downstair phone"])
     assert not gives_away("wise", ["a poogeld comment"])
 
