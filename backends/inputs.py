@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from backends.nonce_lm import word_pattern
+from backends.nonce_lm import inflect, word_pattern
 
 # Caps that keep one request from starving the others (documented in the README).
 MAX_WORD_CHARS = 40
@@ -76,7 +76,11 @@ def check_examples(word: str, examples: list[str]) -> list[Example]:
     missing = [i + 1 for i, t in enumerate(texts) if not pattern.search(t)]
     if missing:
         which = ", ".join(str(i) for i in missing)
-        raise InputError(f"sentence {which} does not contain the word {word!r}")
+        forms = ", ".join(inflect(word, ending) for ending in ("s", "ed", "ing"))
+        raise InputError(
+            f"sentence {which} does not contain the word {word!r} "
+            f"(as typed, or with an ending: {forms})"
+        )
     return [Example(t) for t in texts]
 
 

@@ -60,11 +60,12 @@ def word_pattern(word: str) -> re.Pattern[str]:
 
 
 def inflect(word: str, ending: str) -> str:
-    """`word` with `ending` as English spells it: a real word's ending put on a made-up
-    word ("stipulated" hidden behind frulisk had been "fruliskd"). frulisk + d ->
-    frulisked, pindle + ed -> pindled, pindle + ing -> pindling, migrax + s -> migraxes,
-    wug + es (from watches) -> wugs; `word_pattern(word)` reads each back."""
-    lower, sibilant = word.lower(), re.search(r"(?:s|x|z|ch|sh)$", word.lower())
+    """`word` with `ending` as English spells it, each spelling one `word_pattern(word)`
+    reads back: a real word's ending put on a made-up one ("stipulated" hidden behind
+    frulisk had been "fruliskd"), or the forms an error message suggests. frulisk + d ->
+    frulisked, pindle + ing -> pindling, quib + ed -> quibbed, mimsy + s -> mimsies,
+    migrax + s -> migraxes, wug + es (from watches) -> wugs."""
+    lower = word.lower()
     if lower.endswith("e"):
         if ending.startswith("e"):  # ed, es, er, ers
             return word + ending[1:]
@@ -72,9 +73,16 @@ def inflect(word: str, ending: str) -> str:
             return word[:-1] + ending
         return word + ending
     if ending in ("d", "r", "rs"):  # the real word ended in e: stipulate-d, bake-r
-        return word + "e" + ending
+        ending = "e" + ending
     if ending in ("s", "es"):
-        return word + ("es" if sibilant else "s")
+        ending = "es" if re.search(r"(?:s|x|z|ch|sh|[^aeiou]y)$", lower) else "s"
+    if ending.startswith("e") and len(lower) >= 3 and _CONSONANT_Y.search(lower):
+        return word[:-1] + "i" + ending  # mimsies, mimsied, mimsier
+    # English doubles the consonant of a stressed last syllable; of a made-up word's, only
+    # where it is the one syllable: quibbed, quibbing, but krebiped, not krebipped.
+    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
+    if ending in ("ed", "ing") and one_syllable and _DOUBLED.search(lower):
+        return word + word[-1] + ending
     return word + ending
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -67,6 +68,15 @@ def gives_away(word: str, examples: list[str]) -> bool:
     return any(stem in example.lower() for example in examples)
 
 
+def shows_a_slur(sentence: str) -> bool:
+    """Whether the sentence holds a word of the slur guard's list: voters read every
+    sentence, and an old quotation can use one in another sense ("the warmth distends
+    the c...s", of cracks)."""
+    from backends.blocked_words import SLURS
+
+    return any(token in SLURS for token in re.findall(r"[a-z]+", sentence.lower()))
+
+
 # WordNet's part-of-speech letters; satellite adjectives ("s") are adjectives
 POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
 Sense = Callable[[str, list[str]], "tuple[str, str] | None"]  # (word, sentences) -> (pos, gloss)
@@ -99,7 +109,7 @@ def pool_items(
             check_examples(nonce, examples)
         except InputError:
             continue
-        if gives_away(word, examples):
+        if gives_away(word, examples) or any(shows_a_slur(example) for example in examples):
             continue
         pos, reference = found
         items.append(dict(word=nonce, examples=examples, answer=word, pos=pos, reference=reference))

@@ -62,6 +62,8 @@ def test_examples_keep_html_as_plain_text_and_drop_only_blank_rows():
 def test_examples_may_use_the_word_with_an_ending_that_changes_its_spelling():
     got = check_examples("quib", ["He quibbed the ball.", "Stop quibbing!", "Don't quib."])
     assert len(got) == 3
+    with pytest.raises(InputError, match=r"with an ending: quibs, quibbed, quibbing"):
+        check_examples("quib", ["A quibber."])  # doubled before -er reads hammer as ham
 
 
 def test_definition_is_optional():

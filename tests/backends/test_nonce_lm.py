@@ -59,7 +59,13 @@ def test_word_pattern_changes_no_other_spelling(word, text):
         ("pindle", "ing", "pindling"),
         ("migrax", "s", "migraxes"),
         ("wug", "es", "wugs"),  # from watches
-        ("wug", "r", "wuger"),  # from baker
+        ("wug", "r", "wuger"),  # from baker: no doubling before -er, as word_pattern reads it
+        ("quib", "ed", "quibbed"),
+        ("krebip", "ed", "krebiped"),  # doubled in one syllable only: not krebipped
+        ("mimsy", "s", "mimsies"),
+        ("mimsy", "ed", "mimsied"),
+        ("mimsy", "ing", "mimsying"),
+        ("play", "s", "plays"),
         ("wug", "", "wug"),
         ("wug", "'s", "wug's"),
     ],

@@ -33,6 +33,15 @@ def test_hiding_keeps_case_and_inflection():
     assert not gives_away("wise", ["a poogeld comment"])
 
 
+def test_a_sentence_with_a_word_of_the_slur_guard_is_never_shown():
+    from backends.blocked_words import SLURS
+    from tools.build_arena_pool import shows_a_slur
+
+    word = sorted(SLURS)[0]
+    assert shows_a_slur(f"An old line: the {word.upper()}, it said.")
+    assert not shows_a_slur("The warmth distends the cracks.")
+
+
 @needs_wordnet
 def test_the_shipped_pool_hides_real_words_never_evaluated():
     from backends.lexicon import wordnet
