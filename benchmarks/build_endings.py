@@ -4,7 +4,7 @@ feints and <nonce>s", "the bridge <nonce>ed", where DefGen writes "<nonce>" for 
 whole word): `python -m benchmarks.build_endings`.
 
 DefGen masks each inflected token whole (`backends.usages.template`), so no benchmark
-showed the reader "wugs" or "quibbed", yet the app's users and 52 of the arena's 632
+showed the reader "wugs" or "quibbed", yet the app's users and 49 of the arena's 632
 items write the word that way. Each example is traced back to the WordNet sentence it
 was made from; a token whose base form is the word and whose spelling is the word plus a
 regular ending (`backends.nonce_lm.word_pattern`: drowned, stopped, carries) becomes
