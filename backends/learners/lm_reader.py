@@ -41,11 +41,11 @@ base form they share, are never candidates (`exclude_example_words`, the fifth v
 The slot is often inflected ("The noise ___ out her speech": drowned), and a new word
 typed with an ending ("The wiggins are ripe") is read with the ending as its own: the
 slot and the blank stand for the whole word, the right context starts after it. The
-new word is a lexeme, defined in its base form. So each candidate's row is its WordNet base
-form's where that is one whole-word token (`base_forms`): draining -> drain. A participle
-that is mostly an adjective is a headword of its own (`lexicon.headword`: tired, jagged
-and interesting stay; read as tire, jag and interest they were other words, a car's tyre
-among them).
+new word is a lexeme, defined in its base form. So each candidate's row is its WordNet
+base form's where that is one whole-word token (`base_forms`): draining -> drain. A
+participle that is mostly an adjective is a headword of its own (`lexicon.headword`:
+tired, jagged and interesting stay; read as tire, jag and interest they were other
+words, a car's tyre among them).
 
 Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
 hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
