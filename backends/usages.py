@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -51,16 +52,25 @@ def shows_word(text: str, word: str, pos: str) -> bool:
     return False
 
 
-def template(sentence: str, word: str, pos: str) -> str | None:
-    """`sentence` with each token whose base form is `word` replaced by "{}"; None when
-    the word does not occur or still shows after masking."""
+def mask_word(
+    sentence: str, word: str, pos: str, mark: Callable[[str], str] = lambda token: "{}"
+) -> str:
+    """`sentence` with each token whose base form is `word` (letters only, not inside a
+    hyphenated word) replaced by `mark(token)`, and "{" written "(" so "{}" is the only
+    brace left."""
 
     def mask(match: re.Match[str]) -> str:
         token = match.group()
         hit = token.lower() == word or base_form(token, pos) == word
-        return "{}" if hit else token
+        return mark(token) if hit else token
 
-    masked = re.sub(r"(?<![\w-])[A-Za-z]+(?![\w-])", mask, sentence.replace("{", "("))
+    return re.sub(r"(?<![\w-])[A-Za-z]+(?![\w-])", mask, sentence.replace("{", "("))
+
+
+def template(sentence: str, word: str, pos: str) -> str | None:
+    """`sentence` with each token whose base form is `word` replaced by "{}"; None when
+    the word does not occur or still shows after masking."""
+    masked = mask_word(sentence, word, pos)
     if "{}" not in masked or shows_word(masked.replace("{}", " "), word, pos):
         return None
     return masked

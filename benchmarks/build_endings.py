@@ -19,38 +19,27 @@ held-out one (tuning never reads it). Deterministic: WordNet's own order.
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from backends import lexicon
 from backends.nonce_lm import word_pattern
 from backends.shared_data import SETS_DIR
-from backends.usages import base_form
+from backends.usages import mask_word
 from benchmarks.data import PLACEHOLDER, DefGenItem, load_defgen, write_jsonl
 
 log = logging.getLogger(__name__)
-
-# The tokens `backends.usages.template` reads: letters, not inside a hyphenated word.
-_TOKEN = re.compile(r"(?<![\w-])[A-Za-z]+(?![\w-])")
-
-
-def _is_the_word(token: str, word: str, pos: str) -> bool:
-    return token.lower() == word or base_form(token, pos) == word
 
 
 def masked(sentence: str, word: str, pos: str, with_ending: bool) -> str:
     """`sentence` with each token of `word` as "<nonce>", plus its regular ending when
     `with_ending` (without, DefGen's own masking of the sentence)."""
 
-    def mask(match: re.Match[str]) -> str:
-        token = match.group()
-        if not _is_the_word(token, word, pos):
-            return token
+    def mark(token: str) -> str:
         stem = word_pattern(word).match(token) if with_ending else None
         ending = token[stem.end() :] if stem else ""
         return PLACEHOLDER + ("ed" if ending == "d" else ending)
 
-    return _TOKEN.sub(mask, sentence.replace("{", "("))
+    return mask_word(sentence, word, pos, mark)
 
 
 def sources(word: str) -> dict[str, tuple[str, str]]:

@@ -296,9 +296,9 @@ def split_at_word(lm: NonceLM, word: str, examples: list[Example]) -> list[tuple
     ending is the word's ("The wiggins are ripe": the slot reads bananas, the right
     context starts at " are"); read as text after a candidate, "s" follows banana, which
     the LM writes as one token, bananas, and a word whose plural it splits wins."""
-    parts = []
+    parts, pattern = [], inflected_pattern(word)
     for example in examples:
-        match = inflected_pattern(word).search(example.text)
+        match = pattern.search(example.text)
         if match is not None:
             before = example.text[: match.start()].rstrip(" ")
             parts.append((lm.encode(before), lm.encode(example.text[match.end() :], bos=False)))
