@@ -54,6 +54,15 @@ def test_style_control_separates_length_from_quality():
     assert all(row.ci_low <= row.score <= row.ci_high for row in styled.rows)
 
 
+def test_a_few_votes_between_one_pair_give_no_runaway_length_effect():
+    # two votes, same pair: learner and length are confounded; without γ's prior the fit
+    # sent it to -3300 points at s = +1 (the leaderboard said "-1111 points" for as long again)
+    matches = [("a", "b", "a", 40, 12), ("a", "b", "b", 20, 30)]
+    styled = style_controlled(matches, rounds=30)
+    assert abs(styled.length_effect) < 200 and max(map(abs, styled.length_ci)) < 200
+    # and the prior is negligible against a real study's votes (the test above: > 300)
+
+
 def test_without_length_differences_style_control_matches_the_plain_fit():
     rng = np.random.default_rng(5)
     matches = [("p", "q", "a" if rng.random() < 0.7 else "b", 30, 30) for _ in range(2000)]
