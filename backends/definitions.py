@@ -116,10 +116,9 @@ def define(
         return []
     rows, mixture = rows_for(embeddings)
     slot, hooks = slot_for(lm, rows)
-    prompts = [
-        lm.encode(e.prompt_prefix + prompt.format(word=e.word), e.word, lm.vocab_size + i)
-        for i, e in enumerate(rows)
-    ]
+    # a learner may name the word's class in the probe (college: 'The verb "dax" ...')
+    texts = [e.prompt_prefix + (e.probe or prompt).format(word=e.word) for e in rows]
+    prompts = [lm.encode(t, e.word, lm.vocab_size + i) for i, (t, e) in enumerate(zip(texts, rows))]
     words = {lm.vocab_size + i: e.word for i, e in enumerate(rows)}
     banned = [[i, *copied_tokens(lm, e, decoding)] for i, e in zip(words, rows)]
     outputs = _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture)

@@ -216,6 +216,32 @@ def _tag_count(name: str, pos: Pos | Literal["s"]) -> int:
     return sum(lemma.count() for lemma in wordnet().lemmas(name, pos))
 
 
+# The parts of speech a definition probe can name (nouns, verbs, adjectives; an adverb is
+# rare in the slot of a new word and is read as none of them).
+CLASSES: tuple[Pos, ...] = ("n", "v", "a")
+
+
+def class_shares(word: str) -> dict[Pos, float]:
+    """How often the word is each of `CLASSES`, as its form: SemCor's tag counts over the
+    senses of its base form in each (an adjective's satellites included), plus one for
+    each part of speech WordNet has it in at all, normalised: "drowned" {"v": 1.0},
+    "cry" mostly a verb, "large" mostly an adjective. {} for a word WordNet does not know."""
+    counts = _class_counts(_as_entry(word))
+    total = sum(count for _, count in counts)
+    return {pos: count / total for pos, count in counts}
+
+
+@lru_cache(maxsize=1 << 16)  # the reader asks for about 150 candidates a word, many again
+def _class_counts(form: str) -> tuple[tuple[Pos, float], ...]:
+    wn, counts = wordnet(), []
+    for pos in CLASSES:
+        base = wn.morphy(form, pos)
+        if base:
+            tags = ("a", "s") if pos == "a" else (pos,)
+            counts.append((pos, 1.0 + sum(_tag_count(base, tag) for tag in tags)))
+    return tuple(counts)
+
+
 def senses(word: str) -> list[Lemma]:
     """The word's WordNet senses (any part of speech, any inflection), most frequent first.
 

@@ -40,6 +40,9 @@ class NonceEmbedding:
     # or one entry, a sharper reading of the same evidence (college from three examples
     # up, `CollegeConfig.fitted_from`). Empty: the vectors above.
     readings: list[tuple[float, torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    # The definition probe where it is not CoLLEGe's ('The word "{word}" is defined as'):
+    # college names the class the examples use the word in ('The verb "{word}" ...').
+    probe: str = ""
 
 
 class Learner(ABC):

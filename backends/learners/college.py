@@ -260,6 +260,12 @@ class CollegeConfig:
     # k = 3, BERTScore lower at k = 1 (model card, "Definitions from a mixture").
     define_readings: int = 1
     reading_least: float = 0.05
+    # The definition probe names the class the examples use the word in, where it is a
+    # verb or an adjective ('The verb "dax" is defined as'; `Reading.word_class`): read as
+    # "cry", a word used as a verb was defined as "a cry."; with its class named, "to
+    # cry". Nouns keep CoLLEGe's probe. Measured on DefGen dev, then once held out (model
+    # card, "The probe names the word's class").
+    class_probes: bool = True
     device: str = "cpu"
 
     def __post_init__(self):
@@ -284,6 +290,14 @@ PROMPT_LAYOUTS = {
 }
 
 
+# The probe that names a class, by `Reading.word_class`: CoLLEGe's ("The word ...") for the rest.
+CLASS_PROBES = {
+    "v": 'The verb "{word}" is defined as',
+    "a": 'The adjective "{word}" is defined as',
+}
+CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective"}
+
+
 def examples_prefix(examples: list[Example], layout: str) -> str:
     """The text put before the definition prompt: "" when `layout` is "off"."""
     parts = PROMPT_LAYOUTS[layout]
@@ -293,9 +307,11 @@ def examples_prefix(examples: list[Example], layout: str) -> str:
     return head + between.join(f"{mark}{e.text.strip()}{mark}" for e in examples) + end
 
 
-def read_as_note(words: list[tuple[str, float]]) -> str:
-    """The card's line on what the LM read the word as: 'read as: anvil 97%, forge 2%'."""
-    return "read as: " + ", ".join(f"{w} {round(100 * p)}%" for w, p in words)
+def read_as_note(words: list[tuple[str, float]], word_class: str | None = None) -> str:
+    """The card's line on what the LM read the word as: 'read as: anvil 97%, forge 2%',
+    and the class it took it for: '(a noun)'."""
+    note = "read as: " + ", ".join(f"{w} {round(100 * p)}%" for w, p in words)
+    return f"{note} ({word_class})" if word_class else note
 
 
 class CollegeLearner(Learner):
@@ -361,9 +377,9 @@ class CollegeLearner(Learner):
             reader = self.config.reader
             found = candidate_features(lm, word, examples, reader, proposal=vin)
             if found is not None:
-                reading = weigh(lm, *found, reader)
+                reading = weigh(lm, found, reader)
                 other = self.defining_reader(len(examples))
-                defining = reading if other == reader else weigh(lm, *found, other)
+                defining = reading if other == reader else weigh(lm, found, other)
         readings = []
         if reading is not None:  # blend in the LM's reading; the generator fixes the lengths
             vin, vout = self._blend(reading.vector, *proposed)
@@ -377,6 +393,8 @@ class CollegeLearner(Learner):
                 row_in, row_out = self._blend(defining.vector, *proposed)
                 readings.append((1.0, row_in.to(lm.device), row_out.to(lm.device)))
         prefix = examples_prefix(examples, self.config.examples_in_prompt)
+        word_class = defining.word_class(lm) if reading is not None else None
+        probe = CLASS_PROBES.get(word_class, "") if self.config.class_probes else ""
         info = {
             "norm_in": float(vin.norm()),
             "norm_out": float(vout.norm()),
@@ -386,7 +404,9 @@ class CollegeLearner(Learner):
         if reading is not None:
             # what the LM read the word as: the definition is, in effect, theirs
             info["read_as"] = defining.words(lm)
-            info["note"] = read_as_note(info["read_as"])
+            if word_class is not None:  # the class the examples use it in
+                info["word_class"] = CLASS_NAMES[word_class]
+            info["note"] = read_as_note(info["read_as"], info.get("word_class"))
             # every word it weighed, heaviest first: how far down the real word was
             info["read_words"] = [w for w, _ in defining.words(lm, n=len(defining.rows), least=0)]
             info["reader_weights"] = "hand-set" if defining is reading else "fitted"
@@ -400,6 +420,7 @@ class CollegeLearner(Learner):
             prompt_prefix=prefix,
             info=info,
             readings=readings,
+            probe=probe,
         )
 
     def _blend(self, guess: torch.Tensor, vin: torch.Tensor, vout: torch.Tensor):

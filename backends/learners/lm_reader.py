@@ -45,7 +45,10 @@ new word is a lexeme, defined in its base form. So each candidate's row is its W
 base form's where that is one whole-word token (`base_forms`): draining -> drain. A
 participle that is mostly an adjective is a headword of its own (`lexicon.headword`:
 tired, jagged and interesting stay; read as tire, jag and interest they were other
-words, a car's tyre among them).
+words, a car's tyre among them). The forms as read are kept (`Reading.forms`): an
+inflected slot says the class of the word ("drowned", "crying": a verb), which its base
+form may not ("cry": a noun or a verb), and the definition probe names the class
+(`Reading.word_class`).
 
 Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
 hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
@@ -71,7 +74,7 @@ import torch
 import torch.nn.functional as F
 
 from backends.inputs import Example
-from backends.lexicon import headword, lemmatize, wordnet
+from backends.lexicon import class_shares, headword, lemmatize, wordnet
 from backends.nonce_lm import NonceLM, inflected_pattern
 
 log = logging.getLogger(__name__)
@@ -387,12 +390,36 @@ def blank_logprobs(
     return slot_logprobs(lm, prompts, shared=lm.encode(worked_examples(shots))).sum(0)
 
 
+class Candidates(NamedTuple):
+    """The words the reader weighs and its evidence on each (`candidate_features`)."""
+
+    rows: torch.Tensor  # [n] their rows of the input matrix, at base forms (repeats possible)
+    features: torch.Tensor  # [n, F] the evidence, one column per `FEATURES`
+    forms: torch.Tensor  # [n] the same words' tokens as read ("drowned" where rows has drown)
+
+
 class Reading(NamedTuple):
     """What the LM read the new word as: its candidates' rows and weights, and the vector."""
 
     rows: torch.Tensor  # [n] candidate rows of the input matrix (repeats possible)
     weights: torch.Tensor  # [n] softmax(score / temperature), summing to 1
     vector: torch.Tensor  # [d] the weighted mean of those rows
+    forms: torch.Tensor  # [n] the candidates' tokens as read, before base forms
+
+    def word_class(self, lm: NonceLM) -> str | None:
+        """The part of speech the examples use the word in, "n", "v" or "a": the class
+        WordNet's sense counts give the candidates' forms as read (`lexicon.class_shares`),
+        weighed as the candidates are. None where WordNet knows none of them. On the 200
+        DefGen dev items the right class for 96% at k = 3, 85% at k = 1 (model card,
+        "The probe names the word's class")."""
+        if not _has_wordnet():
+            return None
+        spell = lm.tokenizer.convert_ids_to_tokens
+        mass: dict[str, float] = {}
+        for form, weight in zip(self.forms.tolist(), self.weights.tolist()):
+            for pos, share in class_shares(spell(form).lstrip("▁")).items():
+                mass[pos] = mass.get(pos, 0.0) + weight * share
+        return max(mass, key=mass.__getitem__) if mass else None
 
     def heaviest(self, n: int, least: float) -> list[tuple[int, float]]:
         """The `n` heaviest rows holding at least `least` of the weight each, [(row,
@@ -421,15 +448,16 @@ def read(
     log-probability; right: the context that follows), weighted, and their expected
     input-embedding row; None when the examples leave nothing to read."""
     found = candidate_features(lm, word, examples, config, proposal)
-    return None if found is None else weigh(lm, *found, config)
+    return None if found is None else weigh(lm, found, config)
 
 
-def weigh(lm: NonceLM, rows: torch.Tensor, features: torch.Tensor, config: ReaderConfig) -> Reading:
+def weigh(lm: NonceLM, found: Candidates, config: ReaderConfig) -> Reading:
     """The reading `config`'s weights and temperature make of the candidates' evidence
     (`candidate_features`): one set of evidence can be weighed more than one way."""
-    scores = features @ score_weights(config).to(features)  # [n]
+    scores = found.features @ score_weights(config).to(found.features)  # [n]
     weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
-    return Reading(rows, weights, weights @ lm.input_matrix[rows].float())
+    vector = weights @ lm.input_matrix[found.rows].float()
+    return Reading(found.rows, weights, vector, found.forms)
 
 
 def soft_guess(
@@ -457,8 +485,7 @@ def candidate_scores(
     found = candidate_features(lm, word, examples, config, proposal)
     if found is None:
         return None
-    index, features = found
-    return index, features @ score_weights(config).to(features)
+    return found.rows, found.features @ score_weights(config).to(found.features)
 
 
 def candidate_features(
@@ -467,9 +494,9 @@ def candidate_features(
     examples: list[Example],
     config: ReaderConfig = ReaderConfig(),
     proposal: torch.Tensor | None = None,
-) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """([n] the candidates' rows in the input matrix, [n, F] their evidence, `FEATURES`),
-    or None when the examples leave nothing to read.
+) -> Candidates | None:
+    """The candidates' rows in the input matrix, their evidence (`FEATURES`) and their
+    forms as read, or None when the examples leave nothing to read.
 
     Candidates come from the slot's and the blank prompt's best words with the priors
     taken out as `config` says, and from the proposal's nearest words; the right context
@@ -525,9 +552,10 @@ def candidate_features(
             kept = ranking.topk(config.right_pool).indices.sort().values  # keep their order
             index, features, scores = index[kept], features[kept], scores[kept]
         features[:, FEATURES.index("right")] = right_scores(lm, parts, index, config, scores)
+    forms = index
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
-    return index, features
+    return Candidates(index, features, forms)
 
 
 def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:

@@ -9,6 +9,7 @@ import torch
 
 from backends.inputs import Example
 from backends.learners.college import (
+    CLASS_PROBES,
     DEFAULT_PATH,
     CollegeConfig,
     CollegeGenerator,
@@ -202,7 +203,8 @@ def test_shipped_generator_learns_wug():
     read_as = embedding.info["read_as"]
     assert read_as and all(isinstance(w, str) and 0 < p <= 1 for w, p in read_as)
     assert [p for _, p in read_as] == sorted((p for _, p in read_as), reverse=True)
-    assert embedding.info["note"] == read_as_note(read_as)
+    assert embedding.info["word_class"] == "a noun"  # "A wug sat on the fence and sang."
+    assert embedding.info["note"] == read_as_note(read_as, "a noun") and embedding.probe == ""
     weighed = embedding.info["read_words"]  # every word weighed, the heaviest first
     assert weighed[: len(read_as)] == [w for w, _ in read_as] and len(set(weighed)) == len(weighed)
     assert embedding.info["reader_weights"] == "hand-set"  # two examples
@@ -219,8 +221,31 @@ def test_shipped_generator_learns_wug():
     assert (fitted.info["reader_weights"], hand.info["reader_weights"]) == ("fitted", "hand-set")
 
 
+@pytest.mark.integration
+def test_a_word_used_as_a_verb_or_an_adjective_is_defined_as_one(real_lm):
+    from backends.definitions import define
+
+    learner = CollegeLearner()
+    # read as "cry", the word was defined with CoLLEGe's probe as "a cry."
+    sentences = [
+        "The baby was sproking because she was hungry.",
+        "He sproked when he heard the sad news.",
+        "Tears ran down her face as she sproked.",
+    ]
+    verb = learner.learn(real_lm, "sproke", [Example(t) for t in sentences])
+    assert verb.info["word_class"] == "a verb" and verb.probe == CLASS_PROBES["v"]
+    named, plain = define(real_lm, [verb, replace(verb, probe="")])
+    assert named.text.lstrip('"').startswith("to "), named.text
+    assert not plain.text.lstrip('"').startswith("to "), plain.text
+    sentences = ["The test was so snerk that everyone passed.", "This puzzle is too snerk."]
+    adjective = learner.learn(real_lm, "snerk", [Example(t) for t in sentences])
+    assert adjective.info["word_class"] == "an adjective" and adjective.probe == CLASS_PROBES["a"]
+    assert adjective.info["note"].endswith("(an adjective)")
+
+
 def test_read_as_note():
     assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"
+    assert read_as_note([("cry", 1.0)], "a verb") == "read as: cry 100% (a verb)"
 
 
 def test_definitions_of_three_examples_or_more_are_read_with_the_fitted_weights(tmp_path, caplog):

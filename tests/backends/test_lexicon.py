@@ -68,6 +68,17 @@ def test_headword_keeps_a_participle_that_is_mostly_an_adjective():
         assert lexicon.headword(word) == lexicon.lemmatize(word)
 
 
+def test_class_shares_say_what_a_form_is_used_as():
+    shares = {w: lexicon.class_shares(w) for w in ("drowned", "crying", "cry", "large", "anvil")}
+    assert shares["drowned"] == {"v": 1.0}  # a verb's form only
+    assert shares["crying"]["v"] > 0.9  # as read, the form says verb...
+    assert 0.5 < shares["cry"]["v"] < 0.8 and shares["cry"]["n"] > 0.2  # ...its base form less
+    assert max(shares["large"], key=shares["large"].get) == "a"
+    assert shares["anvil"] == {"n": 1.0}
+    assert all(sum(s.values()) == pytest.approx(1.0) for s in shares.values())
+    assert lexicon.class_shares("blorptastic") == {}
+
+
 def test_glosses_most_frequent_first():
     dog = lexicon.glosses("dog")
     assert 0 < len(dog) <= 3

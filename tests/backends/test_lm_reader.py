@@ -96,7 +96,7 @@ def test_words_the_examples_use_are_never_candidates(tiny_lm):
     assert {"▁small", "▁sang", "▁daughter", "▁fed", "▁seeds"} <= spelt
     assert "▁wug" not in spelt and "<unk>" not in spelt
     config = ReaderConfig(from_slot=64, from_blank=64, base_forms=False)
-    index, _ = candidate_features(tiny_lm, "wug", examples, config)
+    index, _, _ = candidate_features(tiny_lm, "wug", examples, config)
     assert len(index) and not set(index.tolist()) & seen
     # the same reading with them allowed: the pool takes some of them
     everything = replace(config, exclude_example_words=False)
@@ -111,7 +111,7 @@ def test_a_word_whose_base_form_the_examples_use_is_not_a_candidate(real_lm):
     seen = example_word_ids(real_lm, "dax", examples)
     spelt = set(real_lm.tokenizer.convert_ids_to_tokens(sorted(seen)))
     assert {"▁expectations", "▁expectation", "▁Expectations"} <= spelt
-    index, _ = candidate_features(real_lm, "dax", examples)
+    index, _, _ = candidate_features(real_lm, "dax", examples)
     assert not set(index.tolist()) & seen
 
 
@@ -130,12 +130,24 @@ def test_the_reading_names_its_heaviest_words(tiny_lm):
 def test_reading_words_sum_a_row_read_twice_and_drop_light_ones(tiny_lm):
     bird, sang = (tiny_lm.encode(w, bos=False)[0] for w in (" bird", " sang"))
     # base forms can make one row a candidate twice (sings, sang -> sing)
-    reading = Reading(
-        torch.tensor([bird, sang, bird]), torch.tensor([0.3, 0.695, 0.005]), torch.zeros(1)
-    )
+    rows = torch.tensor([bird, sang, bird])
+    reading = Reading(rows, torch.tensor([0.3, 0.695, 0.005]), torch.zeros(1), rows)
     assert reading.words(tiny_lm) == [("sang", 0.695), ("bird", 0.305)]
     assert reading.words(tiny_lm, least=0.5) == [("sang", 0.695)]
     assert reading.words(tiny_lm, n=1) == [("sang", 0.695)]
+
+
+@pytest.mark.integration
+@needs_wordnet
+def test_the_class_is_read_from_the_candidates_as_read(real_lm):
+    crying, cry, anvil = (real_lm.encode(w, bos=False)[0] for w in (" crying", " cry", " anvil"))
+    rows, vector = torch.tensor([cry, anvil]), torch.zeros(1)
+    # the slot read "crying": a verb, though its base form "cry" is also a noun
+    as_read = Reading(rows, torch.tensor([0.6, 0.4]), vector, torch.tensor([crying, anvil]))
+    assert as_read.word_class(real_lm) == "v"
+    assert Reading(rows, torch.tensor([0.3, 0.7]), vector, rows).word_class(real_lm) == "n"
+    unknown = torch.tensor(real_lm.encode(" the", bos=False))  # no WordNet entry
+    assert Reading(unknown, torch.ones(1), vector, unknown).word_class(real_lm) is None
 
 
 def test_the_prior_is_taken_out_of_each_example_once(tiny_lm):
@@ -178,7 +190,7 @@ def test_a_candidates_score_is_its_evidence_weighed(tiny_lm):
     examples = [Example("the small wug sang to me"), Example("my daughter fed the wug")]
     bird = tiny_lm.input_matrix[tiny_lm.encode(" bird", bos=False)[0]]
     config = ReaderConfig(from_slot=6, from_blank=6, from_proposal=2)
-    index, features = candidate_features(tiny_lm, "wug", examples, config, bird)
+    index, features, _ = candidate_features(tiny_lm, "wug", examples, config, bird)
     assert features.shape == (len(index), len(FEATURES))
     assert score_weights(config).tolist() == [1.0, -0.5, 0.5, -0.25, 1.0, 0.0]
     assert torch.allclose(
