@@ -59,6 +59,11 @@ shots) over `n` items. Choices that shape the numbers:
   `college (reader v6)` are the learner before its seventh version, when a participle was
   read at its verb's base form even where WordNet counts it mostly as an adjective (tired
   read as tire; the learner's code, not its config, changed); rows named
+  `college (reader v8)` are the learner before its definition probe named the class the
+  examples use the word in ('The verb "dax" is defined as' for a verb, the adjective's
+  likewise; no `class_probes` in their config; run with the seventh version, whose
+  definitions on these sets the eighth's repeat word for word; the vectors, and so Chimera
+  and Nonce, do not change); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),
