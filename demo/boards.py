@@ -19,6 +19,12 @@ from demo.vocabulary import PARTS_OF_SPEECH, Judge
 
 COLUMNS = ["rank", "learner", "BT score", "95% interval", "Elo", "battles"]
 STYLE_COLUMNS = ["rank", "learner", "BT score (length held fixed)", "95% interval"]
+# Below this many battles a learner's score is preliminary (as LMArena marks new models):
+# against evenly matched learners a battle carries about 1/4 logit² of information, so
+# after n battles the score's standard error is about 2/sqrt(n) logits, 348/sqrt(n) Elo
+# points: 50 battles for a 95% interval near ±100. With a few, the fit sits at its bounds
+# (two wins: 1735) and a bootstrap of them cannot show how little is known.
+PRELIMINARY_BATTLES = 50
 # "how many sentences the learners saw" filters: all, or exactly 1, 2, or 3 and more
 SENTENCES = ("all", "1", "2", "3+")
 # "part of speech of the hidden word" filters: all, or one (prepared items only carry one)
@@ -70,6 +76,11 @@ class Board:
             for r in self.style.rows
         ]
         return pd.DataFrame(rows, columns=STYLE_COLUMNS)
+
+    @property
+    def preliminary(self) -> list[str]:
+        """Learners with fewer than `PRELIMINARY_BATTLES` battles on this board."""
+        return [r.learner for r in self.ratings.rows if r.battles < PRELIMINARY_BATTLES]
 
     @property
     def win_rate(self) -> np.ndarray:

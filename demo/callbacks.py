@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from backends.pipeline import LearnResult
 from demo import engine
 from demo.arena import Arena, checked_item
-from demo.boards import POS_FILTERS, SENTENCES, Board, Boards
+from demo.boards import POS_FILTERS, PRELIMINARY_BATTLES, SENTENCES, Board, Boards
 from demo.exports import EXPORT_FORMATS, ExportFolder, export_votes, safe_export_name
 from demo.hub import HubMirror
 from demo.identity import Identities, Who
@@ -239,6 +239,11 @@ def _board_note(board: Board) -> str:
         note += (
             " Agreement with the automatic judge (the tournament's reader, on prepared words): "
             f"{board.with_judge.summary('it judged')}."
+        )
+    if board.preliminary:
+        note += (
+            f" Preliminary (fewer than {PRELIMINARY_BATTLES} battles; each vote still moves"
+            f" the score a lot): {', '.join(board.preliminary)}."
         )
     return note
 

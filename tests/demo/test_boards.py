@@ -44,3 +44,18 @@ def test_people_are_compared_with_the_verdict_stored_with_each_battle(boards):
     assert judged.kappa == pytest.approx(0.5)
     assert boards.board("human", pos="verb").with_judge.observed == 1.0
     assert boards.board("auto").with_judge.pairs == 0
+
+
+def test_a_learner_is_preliminary_until_it_has_fought_enough_battles(sqlite_store):
+    from demo.boards import PRELIMINARY_BATTLES
+
+    def fight(n: int, a: str, b: str) -> None:
+        item = Item("blick", ("A blick sat.",), None, None)
+        for _ in range(n):
+            battle = sqlite_store.create_battle(Matchup(item, a, b, "x", "y", "lm"), "anon-1")
+            sqlite_store.record_vote(battle.id, "a", annotator="anon-1")
+
+    fight(PRELIMINARY_BATTLES, "centroid", "college")
+    fight(3, "centroid", "cache")
+    board = Boards(sqlite_store, rounds=5).board("human")
+    assert board.preliminary == ["cache"]  # centroid and college have fought 50 or more

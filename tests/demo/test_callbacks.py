@@ -62,6 +62,9 @@ def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
     assert "1 vote" in boards["human_note"] and "0 votes" in boards["auto_note"]
     assert set(boards["human_table"]["learner"]) == set(FAST)
     assert boards["human_table"]["battles"].tolist() == [1, 1]
+    # one battle each: both scores are preliminary, and the note says so
+    assert "Preliminary (fewer than 50 battles" in boards["human_note"]
+    assert "centroid" in boards["human_note"] and "Preliminary" not in boards["auto_note"]
 
 
 def test_forged_and_replayed_votes_are_refused(cb):
