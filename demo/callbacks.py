@@ -255,9 +255,14 @@ def _style_note(board: Board) -> str:
         return "Style-controlled scores appear with the first votes."
     return (
         "Bradley–Terry with the definitions' length difference held fixed (as LMArena's style "
-        f"control): a definition as long again as the other gains {effect / 3:+.0f} points "
-        f"on its own (95% interval {low / 3:+.0f} to {high / 3:+.0f})."
+        f"control): a definition as long again as the other gains {_points(effect / 3)} points "
+        f"on its own (95% interval {_points(low / 3)} to {_points(high / 3)})."
     )
+
+
+def _points(value: float) -> str:
+    """Signed whole points, with no "-0" for a value just below zero."""
+    return f"{round(value):+d}"
 
 
 def _choice(value: str, options, what: str) -> str:

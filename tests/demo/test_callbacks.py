@@ -159,6 +159,12 @@ def test_rate_limit_per_annotator(cb, settings):
     strict.vote(strict.battle_pool(BOB)["battle_id"], "a", BOB)  # others are not held up
 
 
+def test_points_are_signed_without_a_negative_zero():
+    from demo.callbacks import _points
+
+    assert [_points(x) for x in (-0.2, 0.0, 0.4, -12.6, 57.5)] == ["+0", "+0", "+0", "-13", "+58"]
+
+
 def test_literal_shows_markup_as_characters():
     shown = literal("<script>alert(1)</script> *x* [a](b)\n# h")
     assert "<" not in shown and "&lt;script&gt;" in shown
