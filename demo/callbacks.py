@@ -8,6 +8,7 @@ library's ValueError/RuntimeError (the layout turns them into gr.Error), and pro
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -261,8 +262,8 @@ def _style_note(board: Board) -> str:
 
 
 def _points(value: float) -> str:
-    """Signed whole points, with no "-0" for a value just below zero."""
-    return f"{round(value):+d}"
+    """Signed whole points, with no "-0" for a value just below zero ("n/a" if not a number)."""
+    return f"{round(value):+d}" if math.isfinite(value) else "n/a"
 
 
 def _choice(value: str, options, what: str) -> str:

@@ -163,6 +163,7 @@ def test_points_are_signed_without_a_negative_zero():
     from demo.callbacks import _points
 
     assert [_points(x) for x in (-0.2, 0.0, 0.4, -12.6, 57.5)] == ["+0", "+0", "+0", "-13", "+58"]
+    assert _points(float("nan")) == "n/a"
 
 
 def test_literal_shows_markup_as_characters():
