@@ -29,6 +29,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from backends.definitions import PROMPT
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
 from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
@@ -292,8 +293,7 @@ PROMPT_LAYOUTS = {
 
 # The probe that names a class, by `Reading.word_class`: CoLLEGe's ("The word ...") for the rest.
 CLASS_PROBES = {
-    "v": 'The verb "{word}" is defined as',
-    "a": 'The adjective "{word}" is defined as',
+    c: PROMPT.replace("The word", f"The {name}") for c, name in (("v", "verb"), ("a", "adjective"))
 }
 CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective"}
 
