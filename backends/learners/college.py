@@ -29,7 +29,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from backends.definitions import PROMPT
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
 from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
@@ -293,7 +292,8 @@ PROMPT_LAYOUTS = {
 
 # The probe that names a class, by `Reading.word_class`: CoLLEGe's ("The word ...") for the rest.
 CLASS_PROBES = {
-    c: PROMPT.replace("The word", f"The {name}") for c, name in (("v", "verb"), ("a", "adjective"))
+    "v": 'The verb "{word}" is defined as',
+    "a": 'The adjective "{word}" is defined as',
 }
 CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective"}
 
