@@ -29,6 +29,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from backends.frames import allowed_classes
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
 from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
@@ -266,6 +267,11 @@ class CollegeConfig:
     # cry". Nouns keep CoLLEGe's probe. Measured on DefGen dev, then once held out (model
     # card, "The probe names the word's class").
     class_probes: bool = True
+    # The class guess keeps to the classes the examples' syntax allows (`frames`: after
+    # 'a' or 'the', no verb): 'A blick of lightning' read as flash, mostly a verb by
+    # WordNet's counts, was defined after 'The verb "blick"'. Model card, "The examples'
+    # syntax in the class guess".
+    class_frames: bool = True
     device: str = "cpu"
 
     def __post_init__(self):
@@ -393,7 +399,10 @@ class CollegeLearner(Learner):
                 row_in, row_out = self._blend(defining.vector, *proposed)
                 readings.append((1.0, row_in.to(lm.device), row_out.to(lm.device)))
         prefix = examples_prefix(examples, self.config.examples_in_prompt)
-        word_class = defining.word_class(lm) if reading is not None else None
+        # the class as read, among those the examples' syntax allows ('a blick of' is no verb)
+        texts = [e.text for e in examples]
+        allowed = allowed_classes(word, texts) if self.config.class_frames else None
+        word_class = defining.word_class(lm, allowed) if reading is not None else None
         probe = CLASS_PROBES.get(word_class, "") if self.config.class_probes else ""
         info = {
             "norm_in": float(vin.norm()),

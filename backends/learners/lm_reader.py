@@ -65,6 +65,7 @@ import json
 import logging
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -406,12 +407,14 @@ class Reading(NamedTuple):
     vector: torch.Tensor  # [d] the weighted mean of those rows
     forms: torch.Tensor  # [n] the candidates' tokens as read, before base forms
 
-    def word_class(self, lm: NonceLM) -> str | None:
+    def word_class(self, lm: NonceLM, allowed: Collection[str] | None = None) -> str | None:
         """The part of speech the examples use the word in, "n", "v" or "a": the class
         WordNet's sense counts give the candidates' forms as read (`lexicon.class_shares`),
-        weighed as the candidates are. None where WordNet knows none of them. On the 200
-        DefGen dev items the right class for 96% at k = 3, 85% at k = 1 (model card,
-        "The probe names the word's class")."""
+        weighed as the candidates are, among the `allowed` ones where the examples' syntax
+        rules some out (`frames.allowed_classes`; ignored where the reading gives them no
+        weight). None where WordNet knows none of them. On the 200 DefGen dev items the
+        right class for 97% at k = 3, 88% at k = 1 (model card, "The examples' syntax in
+        the class guess")."""
         if not _has_wordnet():
             return None
         spell = lm.tokenizer.convert_ids_to_tokens
@@ -419,6 +422,8 @@ class Reading(NamedTuple):
         for form, weight in zip(self.forms.tolist(), self.weights.tolist()):
             for pos, share in class_shares(spell(form).lstrip("▁")).items():
                 mass[pos] = mass.get(pos, 0.0) + weight * share
+        kept = {pos: m for pos, m in mass.items() if allowed is None or pos in allowed}
+        mass = kept if any(kept.values()) else mass
         return max(mass, key=mass.__getitem__) if mass else None
 
     def heaviest(self, n: int, least: float) -> list[tuple[int, float]]:

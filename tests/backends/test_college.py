@@ -243,6 +243,21 @@ def test_a_word_used_as_a_verb_or_an_adjective_is_defined_as_one(real_lm):
     assert adjective.info["note"].endswith("(an adjective)")
 
 
+def test_the_examples_syntax_keeps_a_noun_from_the_verb_probe(real_lm):
+    # read as "flash", mostly a verb by WordNet's counts; "a blick", "the blick": a noun
+    sentences = [
+        "A blick of lightning lit up the sky.",
+        "The storm brought thunder and blicks of light.",
+        "We counted the seconds between the blick and the thunder.",
+    ]
+    examples = [Example(t) for t in sentences]
+    framed = CollegeLearner().learn(real_lm, "blick", examples)
+    assert framed.info["read_as"][0][0] == "flash"
+    assert framed.info["word_class"] == "a noun" and framed.probe == ""
+    unframed = CollegeLearner(CollegeConfig(class_frames=False)).learn(real_lm, "blick", examples)
+    assert unframed.info["word_class"] == "a verb" and unframed.probe == CLASS_PROBES["v"]
+
+
 def test_read_as_note():
     assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"
     assert read_as_note([("cry", 1.0)], "a verb") == "read as: cry 100% (a verb)"

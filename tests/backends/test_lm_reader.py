@@ -146,6 +146,11 @@ def test_the_class_is_read_from_the_candidates_as_read(real_lm):
     as_read = Reading(rows, torch.tensor([0.6, 0.4]), vector, torch.tensor([crying, anvil]))
     assert as_read.word_class(real_lm) == "v"
     assert Reading(rows, torch.tensor([0.3, 0.7]), vector, rows).word_class(real_lm) == "n"
+    # the examples' syntax may rule the reading's class out ("a crying" is no verb) ...
+    assert as_read.word_class(real_lm, allowed={"n", "a"}) == "n"
+    # ... but not where it leaves no class the reading weighs
+    anvil_only = Reading(rows, torch.tensor([0.0, 1.0]), vector, rows)
+    assert anvil_only.word_class(real_lm, allowed={"v"}) == "n"
     unknown = torch.tensor(real_lm.encode(" the", bos=False))  # no WordNet entry
     assert Reading(unknown, torch.ones(1), vector, unknown).word_class(real_lm) is None
 

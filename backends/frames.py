@@ -1,0 +1,69 @@
+"""The classes an example's syntax leaves the new word: "a blick of lightning" is no verb.
+
+CoLLEGe's reader (`backends/learners/lm_reader.py`) guesses the word's part of speech
+from what the LM read it as: a blick read as "flash" is mostly a verb by WordNet's counts,
+and its definition was written after 'The verb "blick" is defined as' although every
+example used it as a noun. The words right beside the new word settle many such cases,
+as they do for a person:
+
+- after a determiner ("a blick", "the blick", "their blick"): a noun or an adjective;
+- before one, not after one ("dax a sonnet", "she quibbed the ball"): a verb;
+- after an intensifier ("so snerk that", "too snerk"): an adjective;
+- in its plain form after a modal ("will quib"), or after a subject pronoun
+  ("he sproked"): a verb.
+
+"this" and "that" are left out of the determiners (they are pronouns as often: "This
+exceeds all my expectations"), as are "to" (an infinitive or a preposition) and "it"
+(subject or object). On the 200 DefGen dev items the class guess goes from 85% to 88% right
+at one example and from 96% to 97% at three, fixing nine items and breaking none (model
+card, "The examples' syntax in the class guess").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from backends.lexicon import CLASSES, Pos
+from backends.nonce_lm import word_pattern
+
+DETERMINERS = frozenset("a an the my your his her its our their every each another".split())
+INTENSIFIERS = frozenset("very too so extremely quite rather".split())
+MODALS = frozenset("will would can could should must might may shall".split())
+SUBJECTS = frozenset("i he she we they".split())
+
+_LAST_WORD = re.compile(r"(?<![\w'])([A-Za-z]+)\s+$")  # the word right before, nothing between
+_NEXT_WORD = re.compile(r"^[A-Za-z]*\s+([A-Za-z]+)")  # after any ending ("quibbed the")
+
+
+def frame_classes(text: str, word: str) -> set[Pos]:
+    """The classes every use of `word` in `text` allows by the words beside it; all of
+    `CLASSES` where no use says anything (or its uses disagree)."""
+    allowed = set(CLASSES)
+    for match in word_pattern(word).finditer(text):
+        before = _LAST_WORD.search(text[: match.start()])
+        after = _NEXT_WORD.match(text[match.end() :])
+        previous = before.group(1).lower() if before else ""
+        following = after.group(1).lower() if after else ""
+        plain = not text[match.end() : match.end() + 1].isalpha()  # no ending: "quib", not "quibs"
+        if previous in DETERMINERS:
+            use = {"n", "a"}
+        elif following in DETERMINERS:
+            use = {"v"}
+        elif previous in INTENSIFIERS:
+            use = {"a"}
+        elif previous in SUBJECTS or (previous in MODALS and plain):
+            use = {"v"}
+        else:
+            continue
+        allowed &= use
+    return allowed or set(CLASSES)
+
+
+def allowed_classes(word: str, texts: Iterable[str]) -> set[Pos]:
+    """The classes the examples' frames leave the word, all of `CLASSES` where they
+    disagree: "the cry" and "she cried" together rule nothing out."""
+    allowed = set(CLASSES)
+    for text in texts:
+        allowed &= frame_classes(text, word)
+    return allowed or set(CLASSES)

@@ -1,0 +1,33 @@
+"""The classes an example's syntax leaves a new word (backends/frames.py)."""
+
+from backends.frames import allowed_classes, frame_classes
+
+ALL = {"n", "v", "a"}
+
+
+def test_the_words_beside_the_new_word_rule_classes_out():
+    assert frame_classes("A blick of lightning lit up the sky.", "blick") == {"n", "a"}
+    assert frame_classes("We counted the seconds between the blick and the thunder.", "blick") == {
+        "n",
+        "a",
+    }
+    assert frame_classes("dax a sonnet by Shakespeare", "dax") == {"v"}
+    assert frame_classes("She quibbed a stone into the lake.", "quib") == {"v"}  # an ending
+    assert frame_classes("The test was so snerk that everyone passed.", "snerk") == {"a"}
+    assert frame_classes("He sproked when he heard the sad news.", "sproke") == {"v"}
+    assert frame_classes("You will quib it.", "quib") == {"v"}
+
+
+def test_a_frame_that_says_nothing_rules_nothing_out():
+    assert frame_classes("The storm brought thunder and blicks of light.", "blick") == ALL
+    assert frame_classes("I will quibs", "quib") == ALL  # a modal before a form with an ending
+    assert frame_classes("I'm dax!", "dax") == ALL  # the "m" of "I'm" is no word of its own
+    # "this" is a pronoun as often as a determiner
+    assert frame_classes("This dax all my expectations", "dax") == ALL
+    assert frame_classes("no word here", "dax") == ALL
+
+
+def test_examples_that_disagree_rule_nothing_out():
+    assert allowed_classes("cry", ["the cry was loud", "she cried"]) == ALL
+    assert allowed_classes("cry", ["the cry was loud", "a cry for help"]) == {"n", "a"}
+    assert allowed_classes("cry", []) == ALL
