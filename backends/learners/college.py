@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -243,6 +243,12 @@ class CollegeConfig:
     # oracle), and with one or two examples on every task (model card, "A sharper reading
     # for the definition").
     fitted_from: int = 3
+    # The definition's reading scores the new word's lexeme, not one form of it, in each
+    # example (`ReaderConfig.pool_forms`): "The wugs were singing" and "A small wug built
+    # its nest" fit birds and bird, one each, and were read as group 0.52, bird 0.28; now
+    # bird. The vectors' reading keeps to forms (Chimera and Definitional Nonce were not
+    # run again with it). DefGen: model card, "The new word's lexeme in each example".
+    define_lexemes: bool = True
     # Where the examples also go in front of the definition prompt ("CoLLEGe plus the
     # examples in the prompt"): the LM then reads them in context as well as through the
     # new vectors. "off": the vectors alone, as in the paper's DefGen; "lines": one
@@ -347,7 +353,12 @@ class CollegeLearner(Learner):
     def defining_reader(self, k: int) -> ReaderConfig:
         """How the reading a definition of `k` examples is written from weighs the evidence:
         with the fitted weights from `fitted_from` on, where the generator's folder has
-        them; else as the vectors' reading does (a reader given its own weights keeps them)."""
+        them, else as the vectors' reading does (a reader given its own weights keeps
+        them); with `define_lexemes`, each candidate's lexeme on its best form per example."""
+        reader = self._defining_weights(k)
+        return replace(reader, pool_forms=True) if self.config.define_lexemes else reader
+
+    def _defining_weights(self, k: int) -> ReaderConfig:
         reader, start = self.config.reader, self.config.fitted_from
         if not start or k < start or reader.weights is not None:
             return reader

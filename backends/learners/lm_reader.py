@@ -50,6 +50,12 @@ inflected slot says the class of the word ("drowned", "crying": a verb), which i
 form may not ("cry": a noun or a verb), and the definition probe names the class
 (`Reading.word_class`).
 
+A lexeme's forms are separate candidates, and each example may want another one: "The
+wugs were singing" fits birds, "A small wug built its nest" bird, and "group" fits both
+as it is, so form by form it won. With `pool_forms` a candidate's evidence from each
+example is its lexeme's best form's there (`Candidates.each`, `lexeme_scores`); CoLLEGe
+reads the definition's reading so.
+
 Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
 hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
 words no benchmark uses (better from three examples up, worse below: model card,
@@ -158,6 +164,14 @@ class ReaderConfig:
     # steel). On DefGen dev at k = 3 the word was read first in 105 of 200 items with
     # this, 100 without (model card, "The examples' own words").
     exclude_example_words: bool = True
+    # Score the new word's lexeme, not one form of it, in each example: a candidate's
+    # evidence from an example is that of its best form there (the forms sharing a base
+    # form's row), summed over the examples, and the lexeme's weight goes to its best form.
+    # "The wugs were singing" and "A small wug built its nest" fit birds and bird, each
+    # in one example, and together neither: read as group 0.52, bird 0.28. Off for the
+    # vectors (Chimera and Definitional Nonce were not run with it); CoLLEGe's definitions
+    # read so (`CollegeConfig.define_lexemes`).
+    pool_forms: bool = False
 
     def __post_init__(self):
         if self.weights is not None and len(self.weights) != len(FEATURES):
@@ -381,14 +395,17 @@ def blank_logprobs(
     word: str,
     examples: list[Example],
     shots: tuple[tuple[str, str], ...] = BLANK_SHOTS,
+    each: bool = False,
 ) -> torch.Tensor:
     """[V] the LM's answer to the fill-in-the-blank prompt, summed over the examples that
-    use the word (product of experts, as for the slot). The blank takes the whole word,
-    ending and all ("The ___ are ripe"), as the worked examples' answers are words."""
+    use the word (product of experts, as for the slot); [k, V] one row per example with
+    `each`. The blank takes the whole word, ending and all ("The ___ are ripe"), as the
+    worked examples' answers are words."""
     pattern = inflected_pattern(word)
     blanks = [pattern.sub("___", e.text) for e in examples if pattern.search(e.text)]
     prompts = [lm.encode(blank_prompt(" ".join(b.split()), shots)) for b in blanks]
-    return slot_logprobs(lm, prompts, shared=lm.encode(worked_examples(shots))).sum(0)
+    answers = slot_logprobs(lm, prompts, shared=lm.encode(worked_examples(shots)))
+    return answers if each else answers.sum(0)
 
 
 class Candidates(NamedTuple):
@@ -397,6 +414,9 @@ class Candidates(NamedTuple):
     rows: torch.Tensor  # [n] their rows of the input matrix, at base forms (repeats possible)
     features: torch.Tensor  # [n, F] the evidence, one column per `FEATURES`
     forms: torch.Tensor  # [n] the same words' tokens as read ("drowned" where rows has drown)
+    # [n, E, F] the evidence from each of the E examples that use the word (summed over
+    # them: `features`, but for the proposal's column, which is no example's)
+    each: torch.Tensor | None = None
 
 
 class Reading(NamedTuple):
@@ -459,10 +479,34 @@ def read(
 def weigh(lm: NonceLM, found: Candidates, config: ReaderConfig) -> Reading:
     """The reading `config`'s weights and temperature make of the candidates' evidence
     (`candidate_features`): one set of evidence can be weighed more than one way."""
-    scores = found.features @ score_weights(config).to(found.features)  # [n]
+    evidence = score_weights(config).to(found.features)  # [F]
+    if config.pool_forms and found.each is not None:
+        scores = lexeme_scores(found, evidence)
+    else:
+        scores = found.features @ evidence  # [n]
     weights = torch.softmax(scores / config.temperature, dim=-1)  # [n]
     vector = weights @ lm.input_matrix[found.rows].float()
     return Reading(found.rows, weights, vector, found.forms)
+
+
+def lexeme_scores(found: Candidates, weights: torch.Tensor) -> torch.Tensor:
+    """[n] each lexeme's score on its best form ("birds" in one example, "bird" in the
+    next), summed over the examples, given to the form that scores best on them all; the
+    lexeme's other forms get -inf (no weight): the forms of a lexeme share a row of
+    `found.rows`. The proposal's cosine, no example's evidence, is added once."""
+    per_example = found.each @ weights  # [n, E]
+    own = found.features @ weights  # [n]
+    proposal = FEATURES.index("proposal")
+    scores = torch.full_like(own, float("-inf"))
+    lexemes: dict[int, list[int]] = {}
+    for i, row in enumerate(found.rows.tolist()):
+        lexemes.setdefault(row, []).append(i)
+    for members in lexemes.values():
+        forms = torch.tensor(members, device=own.device)
+        best = forms[own[forms].argmax()]
+        pooled = per_example[forms].max(0).values.sum()
+        scores[best] = pooled + found.features[best, proposal] * weights[proposal]
+    return scores
 
 
 def soft_guess(
@@ -507,7 +551,9 @@ def candidate_features(
     taken out as `config` says, and from the proposal's nearest words; the right context
     is read for all of them (or the best `right_pool` by the rest of their score)."""
     parts = split_at_word(lm, word, examples)
-    prefixes = left_contexts(lm, word, examples)
+    bos = len(lm.encode(""))
+    with_left = [i for i, (before, _) in enumerate(parts) if len(before) > bos]
+    prefixes = [parts[i][0] for i in with_left]  # `left_contexts`
     words = word_tokens(lm)
     seen = set()
     if config.exclude_example_words:
@@ -516,16 +562,19 @@ def candidate_features(
         words[list(seen)] = False
     weights = score_weights(config).to(lm.device)
     slot = prior = blank = prior_blank = torch.zeros(lm.vocab_size, device=lm.device)
+    slot_each = blank_each = None  # [k, V] per example, for `Candidates.each`
     candidates = []
     if prefixes:
-        slot = slot_logprobs(lm, prefixes).sum(0)  # [V], product of experts
+        slot_each = slot_logprobs(lm, prefixes)
+        slot = slot_each.sum(0)  # [V], product of experts
         prior = max(0, len(prefixes) - config.prior_kept) * slot_prior(lm)
         left = slot - config.prior_weight * prior  # each example's evidence over the LM's prior
         candidates += (
             left.masked_fill(~words, float("-inf")).topk(config.from_slot).indices.tolist()
         )
     if parts and config.from_blank:
-        blank = blank_logprobs(lm, word, examples, config.blank_shots)
+        blank_each = blank_logprobs(lm, word, examples, config.blank_shots, each=True)
+        blank = blank_each.sum(0)
         prior_blank = max(0, len(parts) - config.prior_kept) * blank_prior(lm, config.blank_shots)
         asked = blank - config.prior_weight * prior_blank
         candidates += (
@@ -556,11 +605,27 @@ def candidate_features(
                 ranking = scores + right_scores(lm, parts, index, first, ranking=scores)
             kept = ranking.topk(config.right_pool).indices.sort().values  # keep their order
             index, features, scores = index[kept], features[kept], scores[kept]
-        features[:, FEATURES.index("right")] = right_scores(lm, parts, index, config, scores)
+        right_each = right_scores(lm, parts, index, config, scores, each=True)  # [n, E]
+        features[:, FEATURES.index("right")] = sum(right_each.unbind(1))  # in the examples' order
+    else:
+        right_each = torch.zeros(len(index), len(parts), device=lm.device)
+    # the same evidence example by example (a prior taken out shared among them)
+    each = torch.zeros(len(index), len(parts), len(FEATURES), device=lm.device)  # [n, E, F]
+    column = {name: i for i, name in enumerate(FEATURES)}
+    if slot_each is not None:
+        share = max(0, len(prefixes) - config.prior_kept) / len(prefixes)
+        each[:, with_left, column["slot"]] = slot_each[:, index].T
+        each[:, with_left, column["slot_prior"]] = share * slot_prior(lm)[index, None]
+    if blank_each is not None:
+        share = max(0, len(parts) - config.prior_kept) / len(parts)
+        each[:, :, column["blank"]] = blank_each[:, index].T
+        prior_each = share * blank_prior(lm, config.blank_shots)[index, None]
+        each[:, :, column["blank_prior"]] = prior_each
+    each[:, :, column["right"]] = right_each
     forms = index
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
-    return Candidates(index, features, forms)
+    return Candidates(index, features, forms, each)
 
 
 def nearest_words(lm: NonceLM, vector: torch.Tensor, n: int) -> torch.Tensor:
@@ -579,8 +644,10 @@ def right_scores(
     candidates: torch.Tensor,
     config: ReaderConfig,
     ranking: torch.Tensor | None = None,
+    each: bool = False,
 ) -> torch.Tensor:
-    """[n] summed log p(next `right_tokens` tokens | left context, candidate) over examples.
+    """[n] summed log p(next `right_tokens` tokens | left context, candidate) over examples;
+    [n, E] one column per example of `parts` with `each` (0 where nothing follows the word).
 
     Per example, the left context is read once and its key/value cache shared by the n
     candidates, which then read only [candidate, right context but its last token]: n x R
@@ -592,9 +659,10 @@ def right_scores(
     under-normalised candidate cannot stay on top (model card, "A shared shortlist")."""
     n = len(candidates)
     shared = 0 < config.exact_right < n
-    total = torch.zeros(n, device=lm.device)
-    readings = []  # per example: [n, R, d] final states, [R] the tokens they predict
-    for before, after in parts:
+    total = torch.zeros(n, device=lm.device)  # summed in the examples' order, as ever
+    scores = torch.zeros(n, len(parts), device=lm.device)  # [n, E]
+    readings = []  # per example read: its column, [n, R, d] final states, [R] the tokens
+    for column, (before, after) in enumerate(parts):
         after = after[: config.right_tokens]
         if not after:
             continue
@@ -602,14 +670,18 @@ def right_scores(
         ids = torch.cat([candidates[:, None], follow[:-1].expand(n, -1)], dim=1)  # [n, R]
         hidden = _read_after(lm, _prefix_cache(lm, before), len(before), ids, torch.ones_like(ids))
         if shared:
-            total += lm.shared_target_logprobs(hidden, follow, config.right_shortlist).sum(-1)
-            readings.append((hidden, follow))
+            found = lm.shared_target_logprobs(hidden, follow, config.right_shortlist)
+            readings.append((column, hidden, follow))
         else:
-            total += lm.target_logprobs(hidden, follow.expand(n, -1)).sum(-1)  # [n, R] -> [n]
+            found = lm.target_logprobs(hidden, follow.expand(n, -1))  # [n, R]
+        scores[:, column] = found.sum(-1)
+        total += scores[:, column]
     if readings:
         best = (total if ranking is None else ranking + total).topk(config.exact_right).indices
         exact = torch.zeros(len(best), device=lm.device)
-        for hidden, follow in readings:
-            exact += lm.target_logprobs(hidden[best], follow.expand(len(best), -1)).sum(-1)
+        for column, hidden, follow in readings:
+            found = lm.target_logprobs(hidden[best], follow.expand(len(best), -1))
+            scores[best, column] = found.sum(-1)
+            exact += scores[best, column]
         total[best] = exact
-    return total
+    return scores if each else total

@@ -258,6 +258,18 @@ def test_the_examples_syntax_keeps_a_noun_from_the_verb_probe(real_lm):
     assert unframed.info["word_class"] == "a verb" and unframed.probe == CLASS_PROBES["v"]
 
 
+def test_a_definition_reads_the_word_as_one_lexeme_in_all_its_forms(real_lm):
+    # "birds" fits the first example and "bird" the second; "group" fits both as one form
+    sentences = ["The wugs were singing in the trees at dawn.", "A small wug built its nest."]
+    examples = [Example(t) for t in sentences]
+    lexemes = CollegeLearner().learn(real_lm, "wug", examples)
+    assert lexemes.info["read_as"][0][0] == "bird"
+    forms = CollegeLearner(CollegeConfig(define_lexemes=False)).learn(real_lm, "wug", examples)
+    assert forms.info["read_as"][0][0] != "bird"
+    # the vectors' reading is the same either way
+    assert torch.equal(lexemes.input_vector, forms.input_vector)
+
+
 def test_read_as_note():
     assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"
     assert read_as_note([("cry", 1.0)], "a verb") == "read as: cry 100% (a verb)"
@@ -273,12 +285,17 @@ def test_definitions_of_three_examples_or_more_are_read_with_the_fitted_weights(
     assert shipped["features"] == list(FEATURES)  # the trainer's file, in the reader's order
     learner = CollegeLearner()
     hand, fitted = learner.defining_reader(2), learner.defining_reader(3)
-    assert hand == ReaderConfig() and learner.defining_reader(6) == fitted
-    assert fitted == replace(ReaderConfig(), weights=tuple(shipped["weights"]), temperature=1.0)
+    lexemes = replace(ReaderConfig(), pool_forms=True)  # the definition reads lexemes
+    assert hand == lexemes and learner.defining_reader(6) == fitted
+    assert fitted == replace(lexemes, weights=tuple(shipped["weights"]), temperature=1.0)
     # never with fitted_from 0; a reader given its own weights keeps them
-    assert CollegeLearner(CollegeConfig(fitted_from=0)).defining_reader(3) == ReaderConfig()
+    assert CollegeLearner(CollegeConfig(fitted_from=0)).defining_reader(3) == lexemes
     own = replace(ReaderConfig(), weights=(1.0,) * len(FEATURES))
-    assert CollegeLearner(CollegeConfig(reader=own)).defining_reader(3) == own
+    assert CollegeLearner(CollegeConfig(reader=own)).defining_reader(3) == replace(
+        own, pool_forms=True
+    )
+    forms = CollegeConfig(fitted_from=0, define_lexemes=False)
+    assert CollegeLearner(forms).defining_reader(3) == ReaderConfig()
     # a generator folder without the file reads with the hand-set weights, and says so
-    assert CollegeLearner(CollegeConfig(path=tmp_path)).defining_reader(3) == ReaderConfig()
+    assert CollegeLearner(CollegeConfig(path=tmp_path)).defining_reader(3) == lexemes
     assert READER_WEIGHTS in caplog.text

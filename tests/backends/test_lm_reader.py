@@ -14,6 +14,7 @@ from backends.learners.lm_reader import (
     CLOSED_CLASS,
     FEATURES,
     MIXED_SHOTS,
+    Candidates,
     ReaderConfig,
     Reading,
     base_form_ids,
@@ -24,12 +25,14 @@ from backends.learners.lm_reader import (
     candidate_scores,
     example_word_ids,
     left_contexts,
+    lexeme_scores,
     nearest_words,
     read,
     score_weights,
     slot_logprobs,
     slot_prior,
     soft_guess,
+    weigh,
     word_tokens,
     worked_examples,
 )
@@ -96,7 +99,7 @@ def test_words_the_examples_use_are_never_candidates(tiny_lm):
     assert {"▁small", "▁sang", "▁daughter", "▁fed", "▁seeds"} <= spelt
     assert "▁wug" not in spelt and "<unk>" not in spelt
     config = ReaderConfig(from_slot=64, from_blank=64, base_forms=False)
-    index, _, _ = candidate_features(tiny_lm, "wug", examples, config)
+    index = candidate_features(tiny_lm, "wug", examples, config).rows
     assert len(index) and not set(index.tolist()) & seen
     # the same reading with them allowed: the pool takes some of them
     everything = replace(config, exclude_example_words=False)
@@ -111,7 +114,7 @@ def test_a_word_whose_base_form_the_examples_use_is_not_a_candidate(real_lm):
     seen = example_word_ids(real_lm, "dax", examples)
     spelt = set(real_lm.tokenizer.convert_ids_to_tokens(sorted(seen)))
     assert {"▁expectations", "▁expectation", "▁Expectations"} <= spelt
-    index, _, _ = candidate_features(real_lm, "dax", examples)
+    index = candidate_features(real_lm, "dax", examples).rows
     assert not set(index.tolist()) & seen
 
 
@@ -189,13 +192,43 @@ def test_bayes_prior_counts_the_lms_prior_once(tiny_lm):
     assert torch.allclose(one, soft_guess(tiny_lm, "wug", examples[:1], none), atol=1e-6)
 
 
+def test_each_examples_evidence_adds_up_to_the_candidates(tiny_lm):
+    examples = [Example("the small wug sang to me"), Example("wug seeds are red")]
+    config = ReaderConfig(from_slot=6, from_blank=6, exact_right=3)  # the shortlist path too
+    found = candidate_features(tiny_lm, "wug", examples, config)
+    assert found.each.shape == (len(found.rows), 2, len(FEATURES))
+    # the second example starts with the word: no slot, no slot prior taken out of it
+    slot, prior = FEATURES.index("slot"), FEATURES.index("slot_prior")
+    assert not found.each[:, 1, [slot, prior]].any()
+    assert torch.allclose(found.each.sum(1), found.features, atol=1e-4)  # no proposal here
+
+
+def test_a_lexeme_is_scored_on_its_best_form_in_each_example(tiny_lm):
+    bird, group = (tiny_lm.encode(w, bos=False)[0] for w in (" bird", " group"))
+    birds = tiny_lm.encode(" birds", bos=False)[0]
+    slot = FEATURES.index("slot")
+    each = torch.zeros(3, 2, len(FEATURES))
+    # "The wugs were singing" fits birds, "A small wug built its nest" bird; group both
+    each[:, :, slot] = torch.tensor([[-1.0, -9.0], [-9.0, -1.0], [-4.0, -4.0]])
+    rows, forms = torch.tensor([bird, bird, group]), torch.tensor([birds, bird, group])
+    found = Candidates(rows, each.sum(1), forms, each)
+    weights = score_weights(ReaderConfig())
+    # form by form, each of bird's forms scores -10 against group's -8
+    assert (found.features @ weights).tolist() == [-10.0, -10.0, -8.0]
+    # as a lexeme, bird scores -1 + -1, carried by one form (the first of a tie)
+    assert lexeme_scores(found, weights).tolist() == [-2.0, float("-inf"), -8.0]
+    pooled = weigh(tiny_lm, found, ReaderConfig(pool_forms=True))
+    assert pooled.weights[1] == 0 and pooled.heaviest(1, 0)[0][0] == bird
+    assert weigh(tiny_lm, found, ReaderConfig()).heaviest(1, 0)[0][0] == group
+
+
 def test_a_candidates_score_is_its_evidence_weighed(tiny_lm):
     """The hand-set weights: the slot and the right context once, the blank prompt at
     `blank_weight`, `prior_weight` of each prior out; fitted weights replace them."""
     examples = [Example("the small wug sang to me"), Example("my daughter fed the wug")]
     bird = tiny_lm.input_matrix[tiny_lm.encode(" bird", bos=False)[0]]
     config = ReaderConfig(from_slot=6, from_blank=6, from_proposal=2)
-    index, features, _ = candidate_features(tiny_lm, "wug", examples, config, bird)
+    index, features = candidate_features(tiny_lm, "wug", examples, config, bird)[:2]
     assert features.shape == (len(index), len(FEATURES))
     assert score_weights(config).tolist() == [1.0, -0.5, 0.5, -0.25, 1.0, 0.0]
     assert torch.allclose(
