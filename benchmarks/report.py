@@ -64,6 +64,10 @@ shots) over `n` items. Choices that shape the numbers:
   likewise; no `class_probes` in their config; run with the seventh version, whose
   definitions on these sets the eighth's repeat word for word; the vectors, and so Chimera
   and Nonce, do not change); rows named
+  `college (reader v9)` are the learner before its definitions read the new word's
+  lexeme, its best form in each example (no `define_lexemes` in their config), and
+  before its class guess kept to the classes the examples' syntax allows (no
+  `class_frames`; on these sets that changed 9 and 1 definitions and no score); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),
