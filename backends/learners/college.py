@@ -429,7 +429,8 @@ class CollegeLearner(Learner):
             info["note"] = read_as_note(info["read_as"], info.get("word_class"))
             # every word it weighed, heaviest first: how far down the real word was
             info["read_words"] = [w for w, _ in defining.words(lm, n=len(defining.rows), least=0)]
-            info["reader_weights"] = "hand-set" if defining is reading else "fitted"
+            fitted = self.defining_reader(len(examples)).weights != self.config.reader.weights
+            info["reader_weights"] = "fitted" if fitted else "hand-set"
         elif self.config.lm_reader_weight > 0:
             info["note"] = "the generator's vector alone: no example gave the LM a context to read"
         return NonceEmbedding(

@@ -188,7 +188,12 @@ def test_shipped_generator_learns_wug():
     assert float(embedding.output_vector.norm()) == pytest.approx(norm_out, rel=1e-4)
     # the examples also go in front of the definition prompt, one paragraph
     assert embedding.prompt_prefix == "A wug sat on the fence and sang. The wugs flew south.\n"
-    assert embedding.readings == []  # shipped: the definition is the vectors' own
+    # shipped: the definition is written from one reading of the word's lexemes, at the
+    # generator's lengths; read form by form, it is the vectors' own
+    [(weight, vin, vout)] = embedding.readings
+    assert weight == 1.0 and float(vin.norm()) == pytest.approx(norm_in, rel=1e-4)
+    forms = CollegeConfig(define_lexemes=False, fitted_from=0)
+    assert CollegeLearner(forms).learn(lm, "wug", examples).readings == []
     # readings asked for: the heaviest words, their weights renormalised, each at the
     # generator's lengths (what the learner writes when the LM reads that word alone)
     config = CollegeConfig(define_readings=3, reading_least=0.0)
@@ -212,7 +217,7 @@ def test_shipped_generator_learns_wug():
     # (one entry at the generator's lengths); the vectors stay the hand-set reading's
     three = [*examples, Example("A wug built its nest in the hedge.")]
     fitted = learner.learn(lm, "wug", three)
-    hand = CollegeLearner(CollegeConfig(fitted_from=0)).learn(lm, "wug", three)
+    hand = CollegeLearner(forms).learn(lm, "wug", three)  # no fitted weights here either
     assert torch.equal(fitted.input_vector, hand.input_vector) and hand.readings == []
     [(weight, vin, vout)] = fitted.readings
     assert weight == 1.0 and not torch.equal(vin, fitted.input_vector)
