@@ -53,8 +53,8 @@ form may not ("cry": a noun or a verb), and the definition probe names the class
 A lexeme's forms are separate candidates, and each example may want another one: "The
 wugs were singing" fits birds, "A small wug built its nest" bird, and "group" fits both
 as it is, so form by form it won. With `pool_forms` a candidate's evidence from each
-example is its lexeme's best form's there (`Candidates.each`, `lexeme_scores`); CoLLEGe
-reads the definition's reading so.
+example is its lexeme's best form's there (`Candidates.each`, `lexeme_scores`); the
+CoLLEGe learner weighs the reading its definitions are written from so.
 
 Each candidate's score weighs these pieces of evidence (`FEATURES`) with weights set by
 hand on DefGen dev (`score_weights`); `training/reader_weights.py` fits them instead on
