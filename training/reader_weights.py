@@ -88,7 +88,7 @@ def extract(lm, learner, words, shots: list[int]) -> list[dict]:
             proposal = learner.concept(STAND_IN).add(examples).embedding()[0]
             found = candidate_features(lm, STAND_IN, examples, learner.config.reader, proposal)
             if found is not None:
-                index, features, _ = found
+                index, features = found.rows, found.features
                 rows.append(
                     {"word": word, "pos": pos, "k": k, "features": features.float().cpu(),
                      "gold": (index == gold).cpu()}

@@ -62,3 +62,17 @@ def test_training_words_are_no_evaluation_word_nor_a_synonym_of_one():
         synonyms = {n.lower() for s in lexicon.wordnet().synsets(word) for n in s.lemma_names()}
         assert not synonyms & excluded
         assert 1 <= len(texts) <= 3 and all("dax" in t and word not in t.split() for t in texts)
+
+
+@pytest.mark.integration
+def test_extract_gives_each_reading_its_features_and_the_words_row(real_lm):
+    from backends.learners.college import CollegeLearner
+    from backends.learners.lm_reader import FEATURES
+    from training.reader_weights import extract
+
+    words = [("bird", "n", ["The dax sang in the tree.", "A dax built its nest on our roof."])]
+    rows = extract(real_lm, CollegeLearner(), words, [1, 2])
+    assert [r["k"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["features"].shape == (len(r["gold"]), len(FEATURES))
+    assert rows[1]["gold"].any()  # two examples put the word among the candidates
