@@ -388,7 +388,7 @@ class CollegeLearner(Learner):
             )
         proposed = self.concept(word).add(examples).embedding()
         vin, vout = proposed
-        reading = defining = None
+        reading = defining = other = None
         if self.config.lm_reader_weight > 0:
             # The generator proposes words, the LM reads every example with each in place
             reader = self.config.reader
@@ -429,7 +429,7 @@ class CollegeLearner(Learner):
             info["note"] = read_as_note(info["read_as"], info.get("word_class"))
             # every word it weighed, heaviest first: how far down the real word was
             info["read_words"] = [w for w, _ in defining.words(lm, n=len(defining.rows), least=0)]
-            fitted = self.defining_reader(len(examples)).weights != self.config.reader.weights
+            fitted = other.weights != self.config.reader.weights
             info["reader_weights"] = "fitted" if fitted else "hand-set"
         elif self.config.lm_reader_weight > 0:
             info["note"] = "the generator's vector alone: no example gave the LM a context to read"

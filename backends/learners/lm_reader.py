@@ -339,8 +339,14 @@ def example_word_ids(lm: NonceLM, word: str, examples: list[Example]) -> set[int
 
 def left_contexts(lm: NonceLM, word: str, examples: list[Example]) -> list[list[int]]:
     """Token ids before the word's first occurrence, for each example that has some."""
+    parts = split_at_word(lm, word, examples)
+    return [parts[i][0] for i in with_left_context(lm, parts)]
+
+
+def with_left_context(lm: NonceLM, parts: list[tuple]) -> list[int]:
+    """Which of `split_at_word`'s parts have a left context (more than the BOS token)."""
     bos = len(lm.encode(""))
-    return [before for before, _ in split_at_word(lm, word, examples) if len(before) > bos]
+    return [i for i, (before, _) in enumerate(parts) if len(before) > bos]
 
 
 @torch.no_grad()
@@ -551,8 +557,7 @@ def candidate_features(
     taken out as `config` says, and from the proposal's nearest words; the right context
     is read for all of them (or the best `right_pool` by the rest of their score)."""
     parts = split_at_word(lm, word, examples)
-    bos = len(lm.encode(""))
-    with_left = [i for i, (before, _) in enumerate(parts) if len(before) > bos]
+    with_left = with_left_context(lm, parts)
     prefixes = [parts[i][0] for i in with_left]  # `left_contexts`
     words = word_tokens(lm)
     seen = set()
