@@ -6,11 +6,12 @@ and its definition was written after 'The verb "blick" is defined as' although e
 example used it as a noun. The words right beside the new word settle many such cases,
 as they do for a person:
 
-- after a determiner ("a blick", "the blick", "their blick"): a noun or an adjective;
+- after a determiner ("a blick", "the blick", "their blick"): a noun or an adjective,
+  or an adverb before one ("a zimbly built house");
 - before one, not after one ("dax a sonnet", "she quibbed the ball"): a verb;
-- after an intensifier ("so snerk that", "too snerk"): an adjective;
+- after an intensifier ("so snerk that", "too snerk"): an adjective or an adverb;
 - in its plain form after a modal ("will quib"), or after a subject pronoun
-  ("he sproked"): a verb.
+  ("he sproked"): a verb, or an adverb before one ("she zimbly opened").
 
 "this" and "that" are left out of the determiners (they are pronouns as often: "This
 exceeds all my expectations"), as are "to" (an infinitive or a preposition) and "it"
@@ -47,17 +48,17 @@ def frame_classes(text: str, word: str) -> set[Pos]:
         following = after.group(1).lower() if after else ""
         plain = not text[match.end() : match.end() + 1].isalpha()  # no ending: "quib", not "quibs"
         if previous in DETERMINERS:
-            use = {"n", "a"}
+            use = {"n", "a", "r"}
         elif following in DETERMINERS:
             use = {"v"}
         elif previous in INTENSIFIERS:
-            use = {"a"}
+            use = {"a", "r"}
         elif previous in SUBJECTS or (previous in MODALS and plain):
-            use = {"v"}
+            use = {"v", "r"}
         else:
             continue
         allowed &= use
-    return allowed or set(CLASSES)
+    return _agreed(allowed)
 
 
 def allowed_classes(word: str, texts: Iterable[str]) -> set[Pos]:
@@ -66,4 +67,10 @@ def allowed_classes(word: str, texts: Iterable[str]) -> set[Pos]:
     allowed = set(CLASSES)
     for text in texts:
         allowed &= frame_classes(text, word)
-    return allowed or set(CLASSES)
+    return _agreed(allowed)
+
+
+def _agreed(allowed: set[Pos]) -> set[Pos]:
+    """`allowed`, or every class where the uses agree on none: the adverb, left by most
+    frames, is no agreement by itself ("the cry" and "she cried" leave only it)."""
+    return allowed if allowed - {"r"} else set(CLASSES)

@@ -268,10 +268,11 @@ class CollegeConfig:
     define_readings: int = 1
     reading_least: float = 0.05
     # The definition probe names the class the examples use the word in, where it is a
-    # verb or an adjective ('The verb "dax" is defined as'; `Reading.word_class`): read as
-    # "cry", a word used as a verb was defined as "a cry."; with its class named, "to
-    # cry". Nouns keep CoLLEGe's probe. Measured on DefGen dev, then once held out (model
-    # card, "The probe names the word's class").
+    # verb, an adjective or an adverb ('The verb "dax" is defined as'; `Reading.word_class`):
+    # read as "cry", a word used as a verb was defined as "a cry."; with its class named,
+    # "to cry". Nouns keep CoLLEGe's probe. Measured on DefGen dev, then once held out
+    # (model card, "The probe names the word's class"); adverbs on 60 WordNet adverbs
+    # ("Adverbs").
     class_probes: bool = True
     # The class guess keeps to the classes the examples' syntax allows (`frames`: after
     # 'a' or 'the', no verb): 'A blick of lightning' read as flash, mostly a verb by
@@ -306,8 +307,9 @@ PROMPT_LAYOUTS = {
 CLASS_PROBES = {
     "v": 'The verb "{word}" is defined as',
     "a": 'The adjective "{word}" is defined as',
+    "r": 'The adverb "{word}" is defined as',
 }
-CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective"}
+CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective", "r": "an adverb"}
 
 
 def examples_prefix(examples: list[Example], layout: str) -> str:

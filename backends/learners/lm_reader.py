@@ -434,7 +434,7 @@ class Reading(NamedTuple):
     forms: torch.Tensor  # [n] the candidates' tokens as read, before base forms
 
     def word_class(self, lm: NonceLM, allowed: Collection[str] | None = None) -> str | None:
-        """The part of speech the examples use the word in, "n", "v" or "a": the class
+        """The part of speech the examples use the word in, "n", "v", "a" or "r": the class
         WordNet's sense counts give the candidates' forms as read (`lexicon.class_shares`),
         weighed as the candidates are, among the `allowed` ones where the examples' syntax
         rules some out (`frames.allowed_classes`; ignored where the reading gives them no

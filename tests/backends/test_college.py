@@ -263,6 +263,19 @@ def test_the_examples_syntax_keeps_a_noun_from_the_verb_probe(real_lm):
     assert unframed.info["word_class"] == "a verb" and unframed.probe == CLASS_PROBES["v"]
 
 
+def test_a_word_used_as_an_adverb_is_defined_as_one(real_lm):
+    # read as "softly", it was taken for a verb by the verbs in the reading's tail, and
+    # "She zimbly opened" (a subject pronoun before it) left the verb in
+    sentences = [
+        "She zimbly opened the door so as not to wake the baby.",
+        "He walked zimbly across the creaky floor.",
+    ]
+    adverb = CollegeLearner().learn(real_lm, "zimbly", [Example(t) for t in sentences])
+    assert adverb.info["read_as"][0][0] in {"softly", "quietly", "slowly", "gently"}
+    assert adverb.info["word_class"] == "an adverb" and adverb.probe == CLASS_PROBES["r"]
+    assert adverb.info["note"].endswith("(an adverb)")
+
+
 def test_a_definition_reads_the_word_as_one_lexeme_in_all_its_forms(real_lm):
     # "birds" fits the first example and "bird" the second; "group" fits both as one form
     sentences = ["The wugs were singing in the trees at dawn.", "A small wug built its nest."]

@@ -2,20 +2,27 @@
 
 from backends.frames import allowed_classes, frame_classes
 
-ALL = {"n", "v", "a"}
+ALL = {"n", "v", "a", "r"}
 
 
 def test_the_words_beside_the_new_word_rule_classes_out():
-    assert frame_classes("A blick of lightning lit up the sky.", "blick") == {"n", "a"}
-    assert frame_classes("We counted the seconds between the blick and the thunder.", "blick") == {
-        "n",
-        "a",
-    }
+    nominal = {"n", "a", "r"}  # "a zimbly built house": an adverb before an adjective
+    assert frame_classes("A blick of lightning lit up the sky.", "blick") == nominal
+    assert frame_classes("We counted the seconds between the blick and the thunder.", "blick") == (
+        nominal
+    )
     assert frame_classes("dax a sonnet by Shakespeare", "dax") == {"v"}
     assert frame_classes("She quibbed a stone into the lake.", "quib") == {"v"}  # an ending
-    assert frame_classes("The test was so snerk that everyone passed.", "snerk") == {"a"}
-    assert frame_classes("He sproked when he heard the sad news.", "sproke") == {"v"}
-    assert frame_classes("You will quib it.", "quib") == {"v"}
+    assert frame_classes("The test was so snerk that everyone passed.", "snerk") == {"a", "r"}
+    assert frame_classes("He sproked when he heard the sad news.", "sproke") == {"v", "r"}
+    assert frame_classes("You will quib it.", "quib") == {"v", "r"}
+
+
+def test_an_adverb_is_left_where_a_verb_would_stand():
+    # "She quietly opened": a subject pronoun before the word allows an adverb as well
+    assert frame_classes("She zimbly opened the door.", "zimbly") == {"v", "r"}
+    # uses that leave only the adverb agree on nothing: the reading's class decides
+    assert allowed_classes("zimbly", ["She zimbly opened the door.", "He walked so zimbly."]) == ALL
 
 
 def test_a_frame_that_says_nothing_rules_nothing_out():
@@ -29,5 +36,5 @@ def test_a_frame_that_says_nothing_rules_nothing_out():
 
 def test_examples_that_disagree_rule_nothing_out():
     assert allowed_classes("cry", ["the cry was loud", "she cried"]) == ALL
-    assert allowed_classes("cry", ["the cry was loud", "a cry for help"]) == {"n", "a"}
+    assert allowed_classes("cry", ["the cry was loud", "a cry for help"]) == {"n", "a", "r"}
     assert allowed_classes("cry", []) == ALL

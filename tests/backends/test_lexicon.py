@@ -69,12 +69,14 @@ def test_headword_keeps_a_participle_that_is_mostly_an_adjective():
 
 
 def test_class_shares_say_what_a_form_is_used_as():
-    shares = {w: lexicon.class_shares(w) for w in ("drowned", "crying", "cry", "large", "anvil")}
+    words = ("drowned", "crying", "cry", "large", "anvil", "softly")
+    shares = {w: lexicon.class_shares(w) for w in words}
     assert shares["drowned"] == {"v": 1.0}  # a verb's form only
     assert shares["crying"]["v"] > 0.9  # as read, the form says verb...
     assert 0.5 < shares["cry"]["v"] < 0.8 and shares["cry"]["n"] > 0.2  # ...its base form less
     assert max(shares["large"], key=shares["large"].get) == "a"
     assert shares["anvil"] == {"n": 1.0}
+    assert shares["softly"] == {"r": 1.0}  # an adverb is a class of its own
     assert all(sum(s.values()) == pytest.approx(1.0) for s in shares.values())
     assert lexicon.class_shares("blorptastic") == {}
 
