@@ -68,6 +68,9 @@ shots) over `n` items. Choices that shape the numbers:
   lexeme, its best form in each example (no `define_lexemes` in their config), and
   before its class guess kept to the classes the examples' syntax allows (no
   `class_frames`; on these sets that changed 9 and 1 definitions and no score); rows named
+  `college (reader v10)` are the learner before an adverb was a class of its own (its
+  class guess weighed nouns, verbs and adjectives; its code changed, not its config: 2 of
+  400 dev definitions and none held out changed, no score moved); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),
@@ -120,6 +123,10 @@ shots) over `n` items. Choices that shape the numbers:
   `benchmarks/results/endings/`, are not in these tables (their items are a part of
   DefGen's, their identification among 30 of their own references); the model card's
   "The word with an ending, read whole" has them.
+- `defgen.adverbs.dev.jsonl` / `defgen.adverbs.test.jsonl` (`python -m
+  benchmarks.build_adverbs`) are 30 + 30 WordNet adverbs built as DefGen's words are
+  (DefGen has none); their records, in `benchmarks/results/adverbs/`, are not in these
+  tables either: the model card's "Adverbs" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
