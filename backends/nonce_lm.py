@@ -23,14 +23,15 @@ from backends.decoding import GREEDY, Decoding, TokenForms, adjust, is_markup, p
 # produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
 LogitHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-# Inflectional endings left as ordinary text after the nonce: "wugs" = <nonce> + "s".
-SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "'s")
+# Inflectional endings left as ordinary text after the nonce: "wugs" = <nonce> + "s";
+# an adjective's comparison too ("splunker", "the splunkest day of the year").
+SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "est", "'s")
 _SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of them
 
 
 # English spelling changes the end of a word before some endings; the match then covers the
 # changed stem and leaves the ending as text ("quibbed" = <nonce> + "ed"). Doubling stops
-# at -ed / -ing: before -er it would read hammer as ham, letter as let.
+# at -ed / -ing / -est (biggest): before -er it would read hammer as ham, letter as let.
 _CONSONANT = "bcdfghjklmnpqrstvz"  # w, x and y are never doubled
 _DOUBLED = re.compile(rf"(?:^|qu|[^aeiou])[aeiou][{_CONSONANT}]$")  # quib, wug, stop; not dax
 _SILENT_E = re.compile(r"[^aeiouy]e$")  # glimble, but not flee or canoe
@@ -43,9 +44,9 @@ def _stems(word: str) -> list[tuple[str, str]]:
     w, lower = re.escape(word), word.lower()
     stems = [(w, _SUFFIX)]
     if len(lower) >= 3 and _DOUBLED.search(lower):  # quib -> quibbed, quibbing
-        stems.append((w + re.escape(word[-1]), "(?:ed|ing)"))
-    if len(lower) >= 3 and _SILENT_E.search(lower):  # glimble -> glimbling, glimbler
-        stems += [(re.escape(word[:-1]), "ing"), (w, "(?:r|rs)")]
+        stems.append((w + re.escape(word[-1]), "(?:ed|ing|est)"))
+    if len(lower) >= 3 and _SILENT_E.search(lower):  # glimble -> glimbling, glimbler, glimblest
+        stems += [(re.escape(word[:-1]), "ing"), (w, "(?:r|rs|st)")]
     if len(lower) >= 3 and _CONSONANT_Y.search(lower):  # mimsy -> mimsier, glorpies
         stems.append((re.escape(word[:-1]) + "i", "(?:es|ed|er|ers|est)"))
     return stems
@@ -81,7 +82,7 @@ def inflect(word: str, ending: str) -> str:
     # English doubles the consonant of a stressed last syllable; of a made-up word's, only
     # where it is the one syllable: quibbed, quibbing, but krebiped, not krebipped.
     one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
-    if ending in ("ed", "ing") and one_syllable and _DOUBLED.search(lower):
+    if ending in ("ed", "ing", "est") and one_syllable and _DOUBLED.search(lower):
         return word + word[-1] + ending
     return word + ending
 

@@ -66,6 +66,13 @@ def test_examples_may_use_the_word_with_an_ending_that_changes_its_spelling():
         check_examples("quib", ["A quibber."])  # doubled before -er reads hammer as ham
 
 
+def test_an_adjective_may_be_compared():
+    # "the splunkest day" was refused as not containing the word
+    texts = ["Is it splunker today than yesterday?", "Today is the splunkest day of the year."]
+    assert len(check_examples("splunk", texts)) == 2
+    assert len(check_examples("glib", ["The glibbest answer."])) == 1
+
+
 def test_definition_is_optional():
     assert check_definition(None) is None and check_definition("  ") is None
     assert check_definition(" a small bird ") == "a small bird"

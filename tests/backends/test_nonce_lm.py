@@ -30,6 +30,9 @@ def test_word_pattern_matches_whole_word_and_inflections():
         ("mimsy", "the mimsiest soup", "mimsi", "est soup"),  # y -> i
         ("mimsy", "she mimsied", "mimsi", "ed"),
         ("dax", "daxed", "dax", "ed"),  # x is never doubled
+        ("splunk", "the splunkest day", "splunk", "est day"),  # an adjective's superlative
+        ("glimble", "the glimblest", "glimble", "st"),
+        ("wug", "the wuggest", "wugg", "est"),
     ],
 )
 def test_word_pattern_follows_english_spelling_before_an_ending(word, text, stem, rest):
@@ -68,6 +71,9 @@ def test_word_pattern_changes_no_other_spelling(word, text):
         ("play", "s", "plays"),
         ("wug", "", "wug"),
         ("wug", "'s", "wug's"),
+        ("splunk", "est", "splunkest"),
+        ("wug", "est", "wuggest"),
+        ("glimble", "est", "glimblest"),
     ],
 )
 def test_inflect_spells_an_ending_for_the_word_and_the_pattern_reads_it_back(word, ending, spelled):
