@@ -30,8 +30,8 @@ _SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of t
 
 
 # English spelling changes the end of a word before some endings; the match then covers the
-# changed stem and leaves the ending as text ("quibbed" = <nonce> + "ed"). Doubling stops
-# at -ed / -ing / -est (biggest): before -er it would read hammer as ham, letter as let.
+# changed stem and leaves the ending as text ("quibbed" = <nonce> + "ed"). Doubling is
+# for -ed, -ing and -est (biggest) only: before -er it would read hammer as ham, letter as let.
 _CONSONANT = "bcdfghjklmnpqrstvz"  # w, x and y are never doubled
 _DOUBLED = re.compile(rf"(?:^|qu|[^aeiou])[aeiou][{_CONSONANT}]$")  # quib, wug, stop; not dax
 _SILENT_E = re.compile(r"[^aeiouy]e$")  # glimble, but not flee or canoe
