@@ -22,26 +22,18 @@ import random
 from pathlib import Path
 
 from backends.shared_data import SETS_DIR
-from backends.usages import find_usages, is_eligible, ordered
-from benchmarks.build_wordnet_sets import SEED, build_defgen
+from benchmarks.build_wordnet_sets import SEED, build_defgen, draw_words
 from benchmarks.data import write_jsonl
-
-log = logging.getLogger(__name__)
 
 N_DEV, N_TEST = 30, 30
 
 
 def build(out_dir: Path = SETS_DIR, seed: int = SEED) -> dict[str, int]:
     """Write defgen.adverbs.dev.jsonl and defgen.adverbs.test.jsonl into `out_dir`."""
-    usages = find_usages("r")
-    eligible = sorted(w for w, us in usages.items() if is_eligible(w, "r", us))
-    log.info("%d adverbs with usages, %d eligible", len(usages), len(eligible))
-    random.Random(seed).shuffle(eligible)
-    words = eligible[: N_DEV + N_TEST]
-    items = build_defgen({w: ordered(w, "r", usages[w]) for w in words}, "r")
-    write_jsonl(out_dir / "defgen.adverbs.dev.jsonl", items[:N_DEV])
-    write_jsonl(out_dir / "defgen.adverbs.test.jsonl", items[N_DEV:])
-    return {"dev": len(items[:N_DEV]), "test": len(items[N_DEV:]), "eligible": len(eligible)}
+    dev, _, test = draw_words("r", random.Random(seed), (N_DEV, 0, N_TEST))  # no Cloze
+    write_jsonl(out_dir / "defgen.adverbs.dev.jsonl", build_defgen(dev, "r"))
+    write_jsonl(out_dir / "defgen.adverbs.test.jsonl", build_defgen(test, "r"))
+    return {"dev": len(dev), "test": len(test)}
 
 
 def main() -> None:
