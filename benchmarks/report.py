@@ -81,7 +81,11 @@ shots) over `n` items. Choices that shape the numbers:
   evidence"); rows named `college (mixed readings)` are the fourth version with
   `define_readings=3` in its config: each definition written from a mixture of the
   three heaviest words it read rather than from their mean vector, measured and not kept
-  ("Definitions from a mixture of the readings"). Records named `*-h100.json` ran on
+  ("Definitions from a mixture of the readings"); rows named `college (lexeme vectors)`
+  are the shipped learner with its vectors' reading, too, scoring the new word's lexeme on
+  its best form in each example (`pool_forms` true in their config's `reader`; a scratch
+  copy with that default), measured on Chimera and Nonce and not shipped ("Next").
+  Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log
   progress.

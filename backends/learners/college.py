@@ -246,8 +246,8 @@ class CollegeConfig:
     # The definition's reading scores the new word's lexeme, not one form of it, in each
     # example (`ReaderConfig.pool_forms`): "The wugs were singing" and "A small wug built
     # its nest" fit birds and bird, one each, and were read as group 0.52, bird 0.28; now
-    # bird. The vectors' reading keeps to forms (Chimera and Definitional Nonce were not
-    # run again with it). DefGen: model card, "The new word's lexeme in each example".
+    # bird. The vectors' reading keeps to forms (on Chimera it gained on L2 and lost on
+    # held-out L6: model card, "Next"). DefGen: "The new word's lexeme in each example".
     define_lexemes: bool = True
     # Where the examples also go in front of the definition prompt ("CoLLEGe plus the
     # examples in the prompt"): the LM then reads them in context as well as through the

@@ -169,8 +169,8 @@ class ReaderConfig:
     # form's row), summed over the examples, and the lexeme's weight goes to its best form.
     # "The wugs were singing" and "A small wug built its nest" fit birds and bird, each
     # in one example, and together neither: read as group 0.52, bird 0.28. Off for the
-    # vectors (Chimera and Definitional Nonce were not run with it); CoLLEGe's definitions
-    # read so (`CollegeConfig.define_lexemes`).
+    # vectors (Chimera L2 gained, held-out L6 lost: model card, "Next"); CoLLEGe's
+    # definitions read so (`CollegeConfig.define_lexemes`).
     pool_forms: bool = False
 
     def __post_init__(self):
