@@ -51,6 +51,20 @@ Three controls, applied to every row of the one batched generation:
   sampling (temperature 0.8, top-k 40) reaches them: 2 of 200 samples on the typed "wug"
   wrote tags ('eaten in the <b>night</b>'), and a battle in a browser check showed
   'a feeling, a thought, or expression.<start_of_image>The word "x" is ...';
+- a sentence may not stop right after a word it cannot stop on (`finish_sentence`,
+  backends/function_words.py's `UNFINISHED`: an article, a possessive, a preposition, a
+  conjunction): no line break or full stop there. A line break ends a
+  definition, and with the examples above the probe one per line (the prompting
+  baseline) the LM copies their short lines: 'a word that is used to describe a' /
+  'person or thing.', 'a piece of the game to your' / 'a', 'a' / 'the' were shown as its
+  definitions of politics, idea and level (dev, k = 3); with the line break blocked,
+  level's became 'a.' until the full stop was blocked too. On DefGen dev it changed 36 of
+  prompting's 400 definitions (k = 1 and 3), 6 of college's, 6 of the oracle's and 0-1 of
+  the other learners' ('to see or look at.' -> 'to see or look at something.'); a
+  preposition may end a phrasal verb, and there the LM wrote on instead ('to cut into"
+  in the Cambridge English Dictionary.'), in 3 of college's 6. On the held-out file: 18
+  of prompting's 200, 2 of college's ('a noun that is used to describe a' -> '... a
+  person, place, or thing.'), 1 of the oracle's; college's scores did not move on either;
 - optionally, tokens already generated are penalised (`repetition_penalty`, Keskar et al.
   2019, CTRL) and the next token is sampled with a temperature and top-k, as CoLLEGe's
   own DefGen did (Teehan, Lake & Ren 2024); temperature 0 is greedy.
@@ -69,7 +83,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from backends.blocked_words import SLURS
-from backends.function_words import is_content_word
+from backends.function_words import UNFINISHED, is_content_word
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,9 @@ class Decoding:
     token_run: int = 5
     # Never say a word of backends.blocked_words.SLURS.
     block_slurs: bool = True
+    # No line break or full stop right after a word a sentence cannot stop on
+    # ('... to describe a').
+    finish_sentence: bool = True
     # Write plain text: no special token but the end of text, no markup
     # (`NonceLM.unwritable_ids`).
     text_only: bool = True
@@ -136,6 +153,7 @@ RULES_ADDED_LATER = {
     "quote_once": False,
     "text_only": False,
     "token_run": 0,
+    "finish_sentence": False,
 }
 
 
@@ -159,6 +177,9 @@ class TokenForms:
     # Tokens that open with a quotation mark, after their space ('▁"', '▁"a'): the quote rule's.
     quoting: frozenset[int]
     surface: list[str]  # [V] each token as text ('▁"a' -> ' "a')
+    # Tokens that stop a sentence: a line break ('\n', '\n\n') or marks with a full stop,
+    # '!' or '?' ('.', '."', '?"').
+    stops: frozenset[int]
 
     @classmethod
     def of_vocabulary(cls, pieces: Sequence[str]) -> TokenForms:
@@ -172,7 +193,13 @@ class TokenForms:
             if piece.lstrip("▁ Ġ")[:1] in QUOTATION_MARKS:
                 quoting.add(i)
         surface = [piece.replace("▁", " ").replace("Ġ", " ") for piece in pieces]
-        return cls(key, starts, frozenset(punctuation), by_key, frozenset(quoting), surface)
+        stops = frozenset(
+            i
+            for i, text in enumerate(surface)
+            if "\n" in text or (i in punctuation and any(mark in text for mark in ".!?"))
+        )
+        quoting = frozenset(quoting)
+        return cls(key, starts, frozenset(punctuation), by_key, quoting, surface, stops)
 
     def words(self, tokens: Sequence[int]) -> list[str]:
         """The words `tokens` spell, punctuation left out."""
@@ -304,6 +331,8 @@ def adjust(
             forbidden |= requoted(generated, forms)
         if decoding.block_slurs:
             forbidden |= forms.saying(SLURS, generated, partial)
+        if decoding.finish_sentence and partial in UNFINISHED:  # the word right before, no mark
+            forbidden |= forms.stops
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out

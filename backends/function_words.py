@@ -15,3 +15,13 @@ FUNCTION_WORDS = frozenset(
 def is_content_word(word: str) -> bool:
     """A word that carries meaning: it has a letter and is not a function word."""
     return word not in FUNCTION_WORDS and any(c.isalpha() for c in word)
+
+
+# Words a sentence cannot stop on: an article, a possessive, a preposition that wants its
+# object, a conjunction ('a word that is used to describe a', 'a great or a lot of'). A
+# definition may not stop right after one (`Decoding.finish_sentence`). Not "be" in any
+# form: 'a state of being.' and 'where something is or has been.' are whole.
+UNFINISHED = frozenset(
+    "a an the my your its our their of to with from by for at into and or but than which "
+    "who whom whose very".split()
+)

@@ -501,7 +501,12 @@ class NonceLM:
         longest row x batch size."""
         generator = sampler(decoding)
         unwritable = self.unwritable_ids().to(self.device) if decoding.text_only else None
-        words_read = decoding.no_repeat_ngram or decoding.word_uses or decoding.block_slurs
+        words_read = (
+            decoding.no_repeat_ngram
+            or decoding.word_uses
+            or decoding.block_slurs
+            or decoding.finish_sentence
+        )
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text
         belief = torch.tensor(

@@ -268,3 +268,26 @@ def test_slurs_are_never_said_in_one_token_or_in_pieces():
     assert out[3] == float("-inf")  # the piece that would finish it
     assert adjust(torch.zeros(len(pieces)), [0, 2], [], GREEDY, forms)[3] == 0
     assert not GREEDY.word_uses and not GREEDY.no_repeat_ngram  # plain argmax
+
+
+def test_a_sentence_does_not_stop_on_a_word_that_wants_another():
+    # The prompting baseline's 'a word that is used to describe a' / 'person or thing.':
+    # the LM copied the examples' short lines and broke the line after "a".
+    pieces = ["▁a", "▁word", "▁to", "▁describe", "\n", "\n\n", ".", '."', "▁person", ",", "?"]
+    pieces += ["▁state", "▁of", "▁being"]
+    forms = TokenForms.of_vocabulary(pieces)
+    stops = [4, 5, 6, 7, 10]
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2, 3, 0], [], Decoding(), forms)  # ... a
+    assert all(out[t] == float("-inf") for t in stops)
+    assert out[8] == 0 and out[9] == 0  # the next word, or a comma, may come
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2, 3, 0, 8], [], Decoding(), forms)
+    assert all(out[t] == 0 for t in stops)  # after "person" the sentence may end
+    out = adjust(torch.zeros(len(pieces)), [0, 11, 12, 13], [], Decoding(), forms)
+    assert all(out[t] == 0 for t in stops)  # 'a state of being.' is whole
+    # after a mark the word is closed ('to be called "a".' quotes it); with the rule off, free
+    assert adjust(torch.zeros(len(pieces)), [0, 9], [], Decoding(), forms)[6] == 0
+    off = Decoding(finish_sentence=False)
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], off, forms)[4] == 0
+    # an arena vote stored before the rule replays without it
+    old = {k: v for k, v in Decoding().record().items() if k != "finish_sentence"}
+    assert not Decoding.from_record(old).finish_sentence
