@@ -25,3 +25,8 @@ UNFINISHED = frozenset(
     "a an the my your its our their of to with from by for at into and or but than which "
     "who whom whose very".split()
 )
+
+# The prepositions of `UNFINISHED` that may end a phrasal verb, where "to" and a verb come
+# right before ('to cut into.', 'to look at.', 'to deal with.'; `Decoding.particle_ends`).
+# Not "to": 'to go to.' and 'to listen to.' want their object.
+PARTICLES = frozenset("of with from by for at into".split())

@@ -506,6 +506,7 @@ class NonceLM:
             or decoding.word_uses
             or decoding.block_slurs
             or decoding.finish_sentence
+            or decoding.close_quotes
         )
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text

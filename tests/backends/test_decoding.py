@@ -291,3 +291,41 @@ def test_a_sentence_does_not_stop_on_a_word_that_wants_another():
     # an arena vote stored before the rule replays without it
     old = {k: v for k, v in Decoding().record().items() if k != "finish_sentence"}
     assert not Decoding.from_record(old).finish_sentence
+
+
+def test_a_phrasal_verb_may_end_a_sentence():
+    # College's 'to tear apart, break into pieces, or to cut into' went on, with the stop
+    # blocked after "into", to '... into" in the Cambridge English Dictionary.'
+    pieces = ["▁to", "▁cut", "▁into", "▁a", "▁piece", "▁of", "▁go", ".", "\n"]
+    forms = TokenForms.of_vocabulary(pieces)
+    stops = [7, 8]
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2], [], Decoding(), forms)  # to cut into
+    assert all(out[t] == 0 for t in stops)
+    out = adjust(torch.zeros(len(pieces)), [3, 4, 5], [], Decoding(), forms)  # a piece of
+    assert all(out[t] == float("-inf") for t in stops)
+    out = adjust(torch.zeros(len(pieces)), [0, 6, 0], [], Decoding(), forms)  # to go to
+    assert all(out[t] == float("-inf") for t in stops)  # "to" wants its object
+    out = adjust(torch.zeros(len(pieces)), [0, 3, 2], [], Decoding(), forms)  # to a into
+    assert all(out[t] == float("-inf") for t in stops)  # no verb before it
+    strict = Decoding(particle_ends=False)
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], strict, forms)[7] == float("-inf")
+    old = {k: v for k, v in Decoding().record().items() if k != "particle_ends"}
+    assert not Decoding.from_record(old).particle_ends
+
+
+def test_no_line_break_inside_an_open_quotation():
+    # Prompting's kraiweant (a compliment) was shown as '"a person or thing that is'.
+    pieces = ['▁"', "a", "▁thing", '"', "\n", ".", '."', "▁“", "”"]
+    forms = TokenForms.of_vocabulary(pieces)
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2], [], Decoding(), forms)  # "a thing
+    assert out[4] == float("-inf")
+    assert out[5] == 0 and out[6] == 0 and out[3] == 0  # a full stop or the closing mark
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2, 3], [], Decoding(), forms)  # "a thing"
+    assert out[4] == 0
+    out = adjust(torch.zeros(len(pieces)), [7, 1, 2], [], Decoding(), forms)  # “a thing
+    assert out[4] == float("-inf")
+    assert adjust(torch.zeros(len(pieces)), [7, 1, 2, 8], [], Decoding(), forms)[4] == 0
+    off = Decoding(close_quotes=False)
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], off, forms)[4] == 0
+    old = {k: v for k, v in Decoding().record().items() if k != "close_quotes"}
+    assert not Decoding.from_record(old).close_quotes
