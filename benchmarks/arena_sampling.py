@@ -8,7 +8,10 @@ each temperature with each seed (top-k as the arena's), each item drawing its ow
 a battle does. Scores are DefGen's own (`benchmarks.defgen.score_samples`: identification
 among 30 of the file's references, BERTScore, degenerate rate); `seeds_differ` is the share
 of items where two seeds of one temperature gave different texts (a battle's text should
-rarely come back).
+rarely come back). `unfinished` is the share that stopped (a line break, a full stop, the
+end of text) right after a word a sentence cannot stop on ('a', 'the order of';
+`backends.function_words.UNFINISHED`), what `Decoding.finish_sentence` forbids; a text its
+budget cut is not counted.
 
     python -m benchmarks.arena_sampling --items 0:200:4 --temperatures 0.5,0.8,1.0 \\
         --seeds 1,2 --json benchmarks/results/arena_sampling/dev-every4th.json
@@ -26,6 +29,15 @@ from pathlib import Path
 
 GREEDY_ROW = "greedy"
 ITEM_SEED_STRIDE = 1000  # item i samples with seed + 1000 i: its own draw, as each battle has
+
+
+def stopped_unfinished(text: str, finished: bool) -> bool:
+    """Whether a definition that stopped ended on a word that wants another: no mark
+    after its last word, and that word one of `UNFINISHED` ('a', 'the order of')."""
+    from backends.function_words import UNFINISHED
+
+    words = text.split()
+    return finished and bool(words) and text[-1].isalpha() and words[-1].lower() in UNFINISHED
 
 
 def parse_items(text: str) -> list[int]:
@@ -101,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     options = RunOptions(data=(data_path,), learners=learners)  # the benchmarks' settings
     lm = load_lm()
     samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
+    unfinished: list[float] = []  # [j]: samples[j] stopped on 'a', 'of', 'and' ...
     for i in picked:
         item = items[i]
         learned = learn_each(
@@ -114,10 +127,13 @@ def main(argv: list[str] | None = None) -> None:
             samples += [
                 Sample(i, item.word, args.shots, d.learner, d.text, item.definition) for d in found
             ]
+            unfinished += [float(stopped_unfinished(d.text, d.finished)) for d in found]
             row_of += [row] * len(found)
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
     score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
+    for s, stopped in zip(samples, unfinished):
+        s.scores["unfinished"] = stopped
     groups, texts = defaultdict(list), defaultdict(dict)
     for s, row in zip(samples, row_of):  # scored under its own name: the oracle's real word
         groups[s.learner, row].append(s)
@@ -133,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
                 "seeds_differ": seeds_differ(texts[learner], same_t),
                 **{
                     m: sum(summary[f"{learner} | {r}"][m] for r in same_t) / len(same_t)
-                    for m in ("identified", "bertscore_f1", "degenerate")
+                    for m in ("identified", "bertscore_f1", "degenerate", "unfinished")
                 },
             }
     for name, means in summary.items():

@@ -313,6 +313,18 @@ def test_a_phrasal_verb_may_end_a_sentence():
     assert not Decoding.from_record(old).particle_ends
 
 
+def test_a_blank_token_does_not_free_a_word_that_wants_another():
+    # Sampled for an arena battle, college wrote "▁a", "▁", "\n": shown as 'a'.
+    pieces = ["▁a", "▁", "▁▁▁▁", "\n", ".", "▁word"]
+    forms = TokenForms.of_vocabulary(pieces)
+    for after in ([0, 1], [0, 1, 2]):
+        out = adjust(torch.zeros(len(pieces)), after, [], Decoding(), forms)
+        assert out[3] == float("-inf") and out[4] == float("-inf") and out[5] == 0
+    assert adjust(torch.zeros(len(pieces)), [0, 5, 1], [], Decoding(), forms)[3] == 0
+    old = {k: v for k, v in Decoding().record().items() if k != "stop_past_blanks"}
+    assert adjust(torch.zeros(len(pieces)), [0, 1], [], Decoding.from_record(old), forms)[3] == 0
+
+
 def test_no_line_break_inside_an_open_quotation():
     # Prompting's kraiweant (a compliment) was shown as '"a person or thing that is'.
     pieces = ['▁"', "a", "▁thing", '"', "\n", ".", '."', "▁“", "”"]

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.arena_sampling import GREEDY_ROW, decoding_rows, main, parse_items, seeds_differ
+from benchmarks.arena_sampling import (
+    GREEDY_ROW,
+    decoding_rows,
+    main,
+    parse_items,
+    seeds_differ,
+    stopped_unfinished,
+)
 
 
 def test_item_ranges_take_an_optional_step():
@@ -34,6 +41,16 @@ def test_greedy_comes_first_then_each_temperature_with_each_seed():
 def test_seeds_differ_counts_items_whose_texts_differ():
     texts = {("a", 0): "x", ("b", 0): "x", ("a", 1): "y", ("b", 1): "z"}
     assert seeds_differ(texts, ["a", "b"]) == 0.5
+
+
+def test_a_definition_that_stopped_on_a_word_wanting_another_is_unfinished():
+    assert stopped_unfinished("a", finished=True)
+    assert stopped_unfinished("the order of", finished=True)
+    assert not stopped_unfinished("the order of", finished=False)  # its budget cut it
+    assert not stopped_unfinished("to cut into.", finished=True)
+    assert not stopped_unfinished('a "word of"', finished=True)  # quoted: a mark after it
+    assert not stopped_unfinished("a sound made by the mouth", finished=True)
+    assert not stopped_unfinished("", finished=True)
 
 
 @pytest.mark.parametrize(
