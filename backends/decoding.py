@@ -379,13 +379,13 @@ def adjust(
     return out
 
 
-def wants_another(said: list[str], partial: str | None, decoding: Decoding) -> bool:
-    """Whether the sentence may not stop here: its last word, with no mark after it
-    (`partial`), is one of `UNFINISHED`, and not a particle ending 'to <verb> <particle>'."""
-    if partial not in UNFINISHED:
+def wants_another(said: list[str], last: str | None, decoding: Decoding) -> bool:
+    """Whether the sentence may not stop here: `last`, its last word if no mark came after
+    it (else None), is one of `UNFINISHED`, and not a particle ending 'to <verb> <particle>'."""
+    if last not in UNFINISHED:
         return False
     phrasal = len(said) >= 3 and said[-3] == "to" and is_content_word(said[-2])
-    return not (decoding.particle_ends and partial in PARTICLES and phrasal)
+    return not (decoding.particle_ends and last in PARTICLES and phrasal)
 
 
 def in_quotation(text: str) -> bool:
