@@ -359,8 +359,9 @@ def adjust(
         partial = forms.open_word(generated, said)
         if decoding.word_uses:
             forbidden |= overused(said, generated, partial, decoding.word_uses, forms)
+        text = forms.text(generated) if decoding.quote_once or decoding.close_quotes else ""
         if decoding.quote_once:
-            forbidden |= requoted(generated, forms)
+            forbidden |= requoted(generated, text, forms)
         if decoding.block_slurs:
             forbidden |= forms.saying(SLURS, generated, partial)
         if decoding.finish_sentence:
@@ -372,7 +373,7 @@ def adjust(
                 last = forms.open_word(generated[:end], said)
             if wants_another(said, last, decoding):
                 forbidden |= forms.stops
-        if decoding.close_quotes and in_quotation(forms.text(generated)):
+        if decoding.close_quotes and in_quotation(text):
             forbidden |= forms.breaks
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
@@ -388,12 +389,6 @@ def wants_another(said: list[str], last: str | None, decoding: Decoding) -> bool
     return not (decoding.particle_ends and last in PARTICLES and phrasal)
 
 
-def in_quotation(text: str) -> bool:
-    """Whether a quotation opened in `text` is still open: an odd number of straight
-    double quotes, or more opening curly ones than closing."""
-    return text.count('"') % 2 == 1 or text.count("“") > text.count("”")
-
-
 def overused(
     said: list[str], generated: Sequence[int], partial: str | None, uses: int, forms: TokenForms
 ) -> set[int]:
@@ -407,17 +402,21 @@ def overused(
     return forbidden
 
 
-def requoted(generated: Sequence[int], forms: TokenForms) -> set[int]:
+def in_quotation(text: str) -> bool:
+    """Whether a quotation opened in `text` is still open: the marks alternate, the first
+    opening, so an odd number of them leaves one open (as `quotations` reads them)."""
+    return sum(text.count(mark) for mark in QUOTATION_MARKS) % 2 == 1
+
+
+def requoted(generated: Sequence[int], text: str, forms: TokenForms) -> set[int]:
     """Tokens that would open a quotation with a word already quoted alone: right after an
     opening mark, any token beginning it ('"a" or "' then 'a'); elsewhere, a token carrying
-    the mark with it ('"a" or' then '▁"a')."""
-    text = forms.text(generated)
+    the mark with it ('"a" or' then '▁"a'). `text`: what `generated` spells."""
     alone = {q for q in quotations(text) if q and len(q.split()) == 1}
     if not alone:
         return set()
     found = set().union(*(forms.beginning(word, generated) for word in alone))
-    marks = sum(text.count(mark) for mark in QUOTATION_MARKS)
-    just_opened = marks % 2 == 1 and text.rstrip()[-1:] in QUOTATION_MARKS
+    just_opened = in_quotation(text) and text.rstrip()[-1:] in QUOTATION_MARKS
     return found if just_opened else found & forms.quoting
 
 
