@@ -85,6 +85,24 @@ Three controls, applied to every row of the one batched generation:
   44 of the 700 sampled ones did ('a', 'the', 'the order of', 'a sound that follows a
   certain form or'), counted on its texts (a letter last, under 20 words); the blank
   rule itself changed 1 of the 1 050 ('a' -> 'a 1.': still no definition);
+- and no line break or full stop before the definition has said a content word
+  (`content_first`): sampled for battles, '1.', 'a 1.' (a numbered list begun), 'a) 5.'
+  and '"a", "the" and "are".' were shown as definitions, and greedy, prompting's 'a,',
+  'you can' and 'it'. A first line of marks alone is still skipped (no word said yet),
+  and a number's decimal point waits for a word too ('1.5 m' becomes '1,5 m' or the like);
+- no line break or full stop right after a colon (`colon_goes_on`): 'the following:',
+  'a knot:' and '"to dominate":' were shown, what they announced left for the next line;
+- two rules of where the shown sentence ends live in `backends.definitions.first_sentence`
+  and are switched here so a stored vote replays as shown: a full stop inside a bracket
+  still open or after 'e.g.' does not end it (`brackets_go_on`: '... porous structure
+  (e.g.' and '"meeting" (1999, p.' were shown), and a comma, colon or semicolon it began
+  with is dropped (`drop_lead_marks`: ', "to give up" or "to let go," ...'). With these
+  four (`benchmarks/results/arena_sampling/dev-every4th-content.json` against
+  `-finished.json`, the same 50 dev words and seeds) none of 1 050 definitions said no
+  content word (9 before), ended on a colon (8), began with a mark (15) or ended inside a
+  bracket or on 'e.g.' (5); 81 of the 700 sampled ones had 20 words or more and no
+  sentence end, against 74 ('"to do".' went on as a list), and 2 of the 350 greedy ones
+  changed (prompting's 'you can' -> 'you can make');
 - optionally, tokens already generated are penalised (`repetition_penalty`, Keskar et al.
   2019, CTRL) and the next token is sampled with a temperature and top-k, as CoLLEGe's
   own DefGen did (Teehan, Lake & Ren 2024); temperature 0 is greedy.
@@ -137,6 +155,19 @@ class Decoding:
     stop_past_blanks: bool = True
     # No line break inside a quotation the definition opened: '"a person or thing that is'.
     close_quotes: bool = True
+    # No line break or full stop before the definition has said a content word: '1.',
+    # 'a 1.', 'a,' and 'you can' were shown as definitions.
+    content_first: bool = True
+    # No line break or full stop right after a colon: 'the following:' and 'a knot:' were
+    # shown as definitions, what the colon announced left for the next line.
+    colon_goes_on: bool = True
+    # A full stop inside a bracket still open or right after 'e.g.', 'i.e.', 'cf.', 'viz.'
+    # or 'vs.' does not end the sentence: '(1999, p.', '(e.g.' and '(U.N.' were shown
+    # (`backends.definitions.first_sentence`).
+    brackets_go_on: bool = True
+    # A definition is shown without a comma, colon or semicolon it began with: the probe
+    # ends '... is defined as', and sampled, the LM went on ', "to give up" or ...'.
+    drop_lead_marks: bool = True
     # Write plain text: no special token but the end of text, no markup
     # (`NonceLM.unwritable_ids`).
     text_only: bool = True
@@ -184,6 +215,10 @@ RULES_ADDED_LATER = {
     "particle_ends": False,
     "stop_past_blanks": False,
     "close_quotes": False,
+    "content_first": False,
+    "colon_goes_on": False,
+    "brackets_go_on": False,
+    "drop_lead_marks": False,
 }
 
 
@@ -373,6 +408,10 @@ def adjust(
                 last = forms.open_word(generated[:end], said)
             if wants_another(said, last, decoding):
                 forbidden |= forms.stops
+        if decoding.content_first and says_nothing_yet(said):
+            forbidden |= forms.stops
+        if decoding.colon_goes_on and said and after_colon(generated, forms):
+            forbidden |= forms.stops
         if decoding.close_quotes and in_quotation(text):
             forbidden |= forms.breaks
     if forbidden:
@@ -387,6 +426,23 @@ def wants_another(said: list[str], last: str | None, decoding: Decoding) -> bool
         return False
     phrasal = len(said) >= 3 and said[-3] == "to" and is_content_word(said[-2])
     return not (decoding.particle_ends and last in PARTICLES and phrasal)
+
+
+def says_nothing_yet(said: list[str]) -> bool:
+    """Whether the definition has begun (`said`, its words, holds one: a first line of marks
+    alone is skipped as no line at all) and has not yet said a content word: '1', 'a 1',
+    'you can'. A stop there would show no definition."""
+    return bool(said) and not any(is_content_word(w) for w in said)
+
+
+def after_colon(generated: Sequence[int], forms: TokenForms) -> bool:
+    """Whether the last token but any blank ones ends with a colon ('the following:'). Only
+    once a word is said: 'defined as:', a line break, then the definition, is the LM's
+    common way to begin (a first line of marks alone is skipped)."""
+    end = len(generated)
+    while end and generated[end - 1] in forms.blanks:
+        end -= 1
+    return bool(end) and forms.text(generated[end - 1 : end]).rstrip().endswith(":")
 
 
 def overused(

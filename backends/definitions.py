@@ -31,29 +31,50 @@ DEFAULT_DECODING = Decoding()
 # Also where a word's end stop runs straight into a capitalised word ('expression.The
 # word'; none of the 26 610 recorded definitions does so; initials, 'U.S.Navy', go on).
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*(?=\s)|\n|(?<=[a-z]{2}[.!?])(?=[A-Z][a-z])")
+# Abbreviations a sentence rarely ends on (`Decoding.brackets_go_on`): 'water through a
+# porous structure (e.g.' was shown as a whole definition. Not "etc." or "U.S.", which do.
+_ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:e\.g|i\.e|cf|viz|vs)\.$", re.IGNORECASE)
 
 
 # Lines with no letter or digit before the definition proper ('defined as:' then a line
 # break): skipped, not taken for the whole definition.
 _BARE_LINES = re.compile(r"^(?:[^\w\n]*\n)+")
+# A comma, colon or semicolon the continuation of '... is defined as' began with.
+_LEAD_MARKS = re.compile(r"^[,;:]+\s*")
 
 
-def _from_first_word(text: str) -> str:
-    return _BARE_LINES.sub("", text.strip()).strip()
+def _from_first_word(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
+    text = _BARE_LINES.sub("", text.strip()).strip()
+    return _LEAD_MARKS.sub("", text) if decoding.drop_lead_marks else text
 
 
-def ends_a_sentence(text: str) -> bool:
+def _sentence_end(text: str, decoding: Decoding) -> re.Match | None:
+    """The first sentence end (or line break) of `text`: a full stop inside a bracket still
+    open ('(1999, p.', '(U.N.') or after 'e.g.' goes on where `decoding.brackets_go_on`."""
+    for match in _SENTENCE_END.finditer(text):
+        if match.group() == "\n" or not decoding.brackets_go_on:
+            return match
+        before = text[: match.end()]
+        if before.count("(") <= before.count(")") and not _ABBREVIATION.search(
+            text[: match.start()].rstrip("\"'”’)")
+        ):
+            return match
+    return None
+
+
+def ends_a_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> bool:
     """Whether a continuation has reached its first sentence's end (or a line break):
     generation stops there, and a definition that never did was cut by its budget."""
-    return _SENTENCE_END.search(_from_first_word(text)) is not None
+    return _sentence_end(_from_first_word(text, decoding), decoding) is not None
 
 
-def first_sentence(text: str) -> str:
+def first_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
     """Up to the first sentence end or line break, trimmed, from the first line that has a
     word. DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et
-    al. 2024)."""
-    text = _from_first_word(text)
-    match = _SENTENCE_END.search(text)
+    al. 2024). `decoding` says which of the later rules of where a sentence ends apply (a
+    stored vote's replays without them)."""
+    text = _from_first_word(text, decoding)
+    match = _sentence_end(text, decoding)
     if match is None:
         return text
     return text[: match.start() if match.group() == "\n" else match.end()].strip()
@@ -125,7 +146,10 @@ def define(
     if mixture:  # a text's rows wrote the same tokens: its first row's are the definition
         text_of = [text for text, _ in mixture]
         outputs = [outputs[text_of.index(i)] for i in range(len(embeddings))]
-    return [_definition(lm, e.learner, e.word, ids, words) for e, ids in zip(embeddings, outputs)]
+    return [
+        _definition(lm, e.learner, e.word, ids, words, decoding)
+        for e, ids in zip(embeddings, outputs)
+    ]
 
 
 def define_known(
@@ -143,7 +167,7 @@ def define_known(
     prompts = [lm.encode(prompt.format(word=w)) for w in words]
     banned = [own_tokens(lm, w, decoding) for w in words]
     outputs = _generate(lm, prompts, {}, None, None, banned, max_new_tokens, decoding)
-    return [_definition(lm, learner, w, ids, {}) for w, ids in zip(words, outputs)]
+    return [_definition(lm, learner, w, ids, {}, decoding) for w, ids in zip(words, outputs)]
 
 
 def own_tokens(lm: NonceLM, word: str, decoding: Decoding = DEFAULT_DECODING) -> list[int]:
@@ -179,7 +203,7 @@ def copied_tokens(lm: NonceLM, embedding: NonceEmbedding, decoding: Decoding) ->
 
 def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding, mixture=None):
     def stop(ids: list[int]) -> bool:
-        return ends_a_sentence(lm.decode(ids, words))
+        return ends_a_sentence(lm.decode(ids, words), decoding)
 
     return lm.generate(
         prompts,
@@ -194,8 +218,15 @@ def _generate(lm, prompts, words, slot, hooks, banned, max_new_tokens, decoding,
     )
 
 
-def _definition(lm: NonceLM, learner: str, word: str, ids: list[int], words: dict) -> Definition:
+def _definition(
+    lm: NonceLM,
+    learner: str,
+    word: str,
+    ids: list[int],
+    words: dict,
+    decoding: Decoding = DEFAULT_DECODING,
+) -> Definition:
     raw = lm.decode(ids, words)
     ended = bool(ids) and ids[-1] == lm.tokenizer.eos_token_id
-    finished = ended or ends_a_sentence(raw)
-    return Definition(learner, word, first_sentence(raw), raw, finished)
+    finished = ended or ends_a_sentence(raw, decoding)
+    return Definition(learner, word, first_sentence(raw, decoding), raw, finished)

@@ -507,6 +507,8 @@ class NonceLM:
             or decoding.block_slurs
             or decoding.finish_sentence
             or decoding.close_quotes
+            or decoding.content_first
+            or decoding.colon_goes_on
         )
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text

@@ -11,7 +11,8 @@ of items where two seeds of one temperature gave different texts (a battle's tex
 rarely come back). `unfinished` is the share that stopped (a line break, a full stop, the
 end of text) right after a word a sentence cannot stop on ('a', 'the order of';
 `backends.function_words.UNFINISHED`), what `Decoding.finish_sentence` forbids; a text its
-budget cut is not counted.
+budget cut is not counted. `wordless` is the share that stopped before saying any content
+word ('1.', 'a 1.', 'you can'), what `Decoding.content_first` forbids.
 
     python -m benchmarks.arena_sampling --items 0:200:4 --temperatures 0.5,0.8,1.0 \\
         --seeds 1,2 --json benchmarks/results/arena_sampling/dev-every4th.json
@@ -38,6 +39,15 @@ def stopped_unfinished(text: str, finished: bool) -> bool:
 
     words = text.split()
     return finished and bool(words) and text[-1].isalpha() and words[-1].lower() in UNFINISHED
+
+
+def stopped_wordless(text: str, finished: bool) -> bool:
+    """Whether a definition that stopped said no content word: '1.', 'a 1.', 'you can'."""
+    import re
+
+    from backends.function_words import is_content_word
+
+    return finished and not any(is_content_word(w) for w in re.findall(r"[^\W_]+", text.lower()))
 
 
 def parse_items(text: str) -> list[int]:
@@ -114,6 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     lm = load_lm()
     samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
     unfinished: list[float] = []  # [j]: samples[j] stopped on 'a', 'of', 'and' ...
+    wordless: list[float] = []  # [j]: samples[j] stopped before any content word
     for i in picked:
         item = items[i]
         learned = learn_each(
@@ -128,12 +139,14 @@ def main(argv: list[str] | None = None) -> None:
                 Sample(i, item.word, args.shots, d.learner, d.text, item.definition) for d in found
             ]
             unfinished += [float(stopped_unfinished(d.text, d.finished)) for d in found]
+            wordless += [float(stopped_wordless(d.text, d.finished)) for d in found]
             row_of += [row] * len(found)
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
     score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
-    for s, stopped in zip(samples, unfinished):
+    for s, stopped, said_nothing in zip(samples, unfinished, wordless):
         s.scores["unfinished"] = stopped
+        s.scores["wordless"] = said_nothing
     groups, texts = defaultdict(list), defaultdict(dict)
     for s, row in zip(samples, row_of):  # scored under its own name: the oracle's real word
         groups[s.learner, row].append(s)
@@ -149,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
                 "seeds_differ": seeds_differ(texts[learner], same_t),
                 **{
                     m: sum(summary[f"{learner} | {r}"][m] for r in same_t) / len(same_t)
-                    for m in ("identified", "bertscore_f1", "degenerate", "unfinished")
+                    for m in ("identified", "bertscore_f1", "degenerate", "unfinished", "wordless")
                 },
             }
     for name, means in summary.items():

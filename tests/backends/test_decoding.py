@@ -238,9 +238,10 @@ def test_a_token_follows_itself_at_most_token_run_times():
     pieces = ["2", ".", "4", "▁number", "0", "1"]
     forms = TokenForms.of_vocabulary(pieces)
     at_limit = [0, 1, 2, 2, 2, 2, 2]  # 2.44444
-    out = adjust(torch.zeros(len(pieces)), at_limit, [], Decoding(), forms)
+    numbers = Decoding(content_first=False)  # a full stop may come before any content word
+    out = adjust(torch.zeros(len(pieces)), at_limit, [], numbers, forms)
     assert out[2] == float("-inf") and out[0] == 0 and out[1] == 0
-    assert adjust(torch.zeros(len(pieces)), at_limit[:-1], [], Decoding(), forms)[2] == 0
+    assert adjust(torch.zeros(len(pieces)), at_limit[:-1], [], numbers, forms)[2] == 0
     # "10000" (four of a digit) is a number, not a loop; without token forms alike (where
     # the n-gram rule, reading token ids, would block a third "000" on its own)
     alone = Decoding(no_repeat_ngram=0)
@@ -285,7 +286,7 @@ def test_a_sentence_does_not_stop_on_a_word_that_wants_another():
     out = adjust(torch.zeros(len(pieces)), [0, 11, 12, 13], [], Decoding(), forms)
     assert all(out[t] == 0 for t in stops)  # 'a state of being.' is whole
     # after a mark the word is closed ('to be called "a".' quotes it); with the rule off, free
-    assert adjust(torch.zeros(len(pieces)), [0, 9], [], Decoding(), forms)[6] == 0
+    assert adjust(torch.zeros(len(pieces)), [1, 0, 9], [], Decoding(), forms)[6] == 0
     off = Decoding(finish_sentence=False)
     assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], off, forms)[4] == 0
     # an arena vote stored before the rule replays without it
@@ -321,7 +322,8 @@ def test_a_blank_token_does_not_free_a_word_that_wants_another():
         out = adjust(torch.zeros(len(pieces)), after, [], Decoding(), forms)
         assert out[3] == float("-inf") and out[4] == float("-inf") and out[5] == 0
     assert adjust(torch.zeros(len(pieces)), [0, 5, 1], [], Decoding(), forms)[3] == 0
-    old = {k: v for k, v in Decoding().record().items() if k != "stop_past_blanks"}
+    later = ("stop_past_blanks", "content_first")
+    old = {k: v for k, v in Decoding().record().items() if k not in later}
     assert adjust(torch.zeros(len(pieces)), [0, 1], [], Decoding.from_record(old), forms)[3] == 0
 
 
@@ -341,3 +343,38 @@ def test_no_line_break_inside_an_open_quotation():
     assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], off, forms)[4] == 0
     old = {k: v for k, v in Decoding().record().items() if k != "close_quotes"}
     assert not Decoding.from_record(old).close_quotes
+
+
+def test_no_definition_stops_before_it_says_a_content_word():
+    # Sampled for battles: '1.' and 'a 1.' (a numbered list begun); greedy, prompting's
+    # 'you can' (the line broken after it) were shown as definitions.
+    pieces = ["▁a", "▁1", ".", "\n", "▁you", "▁can", "▁child", ":", '▁"', ","]
+    forms = TokenForms.of_vocabulary(pieces)
+    stops = [2, 3]
+    for begun in ([1], [0, 1], [4, 5], [0, 9]):  # '1', 'a 1', 'you can', 'a,'
+        out = adjust(torch.zeros(len(pieces)), begun, [], Decoding(), forms)
+        assert all(out[t] == float("-inf") for t in stops), begun
+        assert out[6] == 0 and out[7] == 0  # a word, or another mark, may come
+    out = adjust(torch.zeros(len(pieces)), [0, 6], [], Decoding(), forms)  # a child
+    assert all(out[t] == 0 for t in stops)
+    # nothing said yet: a first line of marks alone is skipped, not taken for a definition
+    assert adjust(torch.zeros(len(pieces)), [7], [], Decoding(), forms)[3] == 0
+    assert adjust(torch.zeros(len(pieces)), [], [], Decoding(), forms)[3] == 0
+    off = Decoding(content_first=False, finish_sentence=False)
+    assert adjust(torch.zeros(len(pieces)), [0, 1], [], off, forms)[2] == 0
+    old = {k: v for k, v in Decoding().record().items() if k != "content_first"}
+    assert not Decoding.from_record(old).content_first
+
+
+def test_no_definition_stops_right_after_a_colon():
+    # Sampled for battles: 'the following:' and 'a knot:', the list left for the next line.
+    pieces = ["▁a", "▁knot", ":", "▁", "\n", ".", "▁loop", '":']
+    forms = TokenForms.of_vocabulary(pieces)
+    for after in ([0, 1, 2], [0, 1, 2, 3], [0, 1, 7]):  # 'a knot:', then a blank, 'a knot":'
+        out = adjust(torch.zeros(len(pieces)), after, [], Decoding(), forms)
+        assert out[4] == float("-inf") and out[5] == float("-inf"), after
+        assert out[6] == 0  # what the colon announces
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2, 0, 6], [], Decoding(), forms)[4] == 0
+    assert adjust(torch.zeros(len(pieces)), [2], [], Decoding(), forms)[4] == 0  # 'as:' + line
+    old = {k: v for k, v in Decoding().record().items() if k != "colon_goes_on"}
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], Decoding.from_record(old), forms)[4] == 0

@@ -6,7 +6,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from backends.definitions import define, first_sentence, slot_for
+from backends.decoding import Decoding
+from backends.definitions import define, ends_a_sentence, first_sentence, slot_for
 from backends.inputs import Example
 from backends.learners import learner_names, load_learner, parse_learners
 from backends.learners.cache import CacheConfig, CacheLearner
@@ -155,6 +156,38 @@ def test_first_sentence():
     assert first_sentence("a hill (or mound.) Then") == "a hill (or mound.)"
     assert first_sentence('an expression.The word "x" is') == "an expression."
     assert first_sentence("a U.S.Navy ship.") == "a U.S.Navy ship."  # initials go on
+
+
+def test_a_sentence_goes_on_past_an_open_bracket_and_e_g():
+    # shown as whole definitions: '... (1999, p.', '... porous structure (e.g.', '(U.N.'
+    said = 'a "place of gathering" (1999, p. 12). It is'
+    assert first_sentence(said) == 'a "place of gathering" (1999, p. 12).'
+    assert first_sentence("a flow of water (e.g. through a sponge). It") == (
+        "a flow of water (e.g. through a sponge)."
+    )
+    assert first_sentence("water, e.g. rain or snow. It") == "water, e.g. rain or snow."
+    assert first_sentence("a branch of government (U.N. body) here. The") == (
+        "a branch of government (U.N. body) here."
+    )
+    assert first_sentence("a hill (or mound.) Then") == "a hill (or mound.)"  # closed
+    assert first_sentence("a cart, a wagon, etc. It") == "a cart, a wagon, etc."
+    assert first_sentence("a knot (a loop") == "a knot (a loop"  # never closed: its budget cuts
+    assert first_sentence("a knot (a loop\nthat") == "a knot (a loop"  # a line break still ends
+    assert not ends_a_sentence("a flow of water (e.g. through")
+    # a stored vote's decoding, from before the rule, ends where its battle ended
+    old = {k: v for k, v in Decoding().record().items() if k != "brackets_go_on"}
+    before = Decoding.from_record(old)
+    assert first_sentence("a flow (e.g. water). It", before) == "a flow (e.g."
+    assert ends_a_sentence("a flow (e.g. water", before)
+
+
+def test_a_definition_is_shown_without_the_mark_it_began_with():
+    # sampled for a battle: ', "to give up" or "to let go," in the English language.'
+    assert first_sentence(', "to give up" or "to let go."') == '"to give up" or "to let go."'
+    assert first_sentence(": to give up. It") == "to give up."
+    assert first_sentence(" ;, a thing") == "a thing"
+    old = {k: v for k, v in Decoding().record().items() if k != "drop_lead_marks"}
+    assert first_sentence(", a thing.", Decoding.from_record(old)) == ", a thing."
 
 
 def test_a_definition_its_budget_cut_is_shown_cut(tiny_lm):

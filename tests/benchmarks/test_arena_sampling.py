@@ -12,6 +12,7 @@ from benchmarks.arena_sampling import (
     parse_items,
     seeds_differ,
     stopped_unfinished,
+    stopped_wordless,
 )
 
 
@@ -65,3 +66,11 @@ def test_bad_arguments_are_refused_before_any_model_loads(capsys, argv, message)
     with pytest.raises(SystemExit):
         main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_a_definition_that_stopped_before_any_content_word_is_wordless():
+    for text in ("1.", "a 1.", "a) 5.", "you can", '"a", "the" and "are".', ""):
+        assert stopped_wordless(text, finished=True), text
+    assert not stopped_wordless("a 1", finished=False)  # its budget cut it
+    assert not stopped_wordless("a child.", finished=True)
+    assert not stopped_wordless("1. a child.", finished=True)
