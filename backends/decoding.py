@@ -2,7 +2,7 @@
 
 A new token's embedding often makes the LM say the word again and again ("a florp florp
 florp ...") or loop over a phrase ("a group of people" or "a group of people" or ...).
-Three controls, applied to every row of the one batched generation:
+The controls, applied to every row of the one batched generation (each a `Decoding` field):
 
 - the word being defined may not appear in its own definition (a dictionary never does
   that, and the new token's own logit is where most loops start). Optionally
