@@ -65,6 +65,9 @@ The controls, applied to every row of the one batched generation (each a `Decodi
   in the Cambridge English Dictionary.'), in 3 of college's 6. On the held-out file: 18
   of prompting's 200, 2 of college's ('a noun that is used to describe a' -> '... a
   person, place, or thing.'), 1 of the oracle's; college's scores did not move on either;
+- ... nor on a modal verb, or on "be" or "have" right after one (`modals_go_on`): sampled
+  for a battle in a browser check, prompting's 'a series of characters that can be' was
+  shown; no definition in the records stops there, so the rule changes none of them;
 - ... except that a preposition of `PARTICLES` may end a phrasal verb right after "to"
   and a content word (`particle_ends`): 'to cut into.' instead of 'to cut into" in the
   Cambridge English Dictionary.' (college, rip, dev);
@@ -121,7 +124,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from backends.blocked_words import SLURS
-from backends.function_words import PARTICLES, UNFINISHED, is_content_word
+from backends.function_words import MODALS, PARTICLES, UNFINISHED, is_content_word
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,8 @@ class Decoding:
     stop_past_blanks: bool = True
     # No line break inside a quotation the definition opened: '"a person or thing that is'.
     close_quotes: bool = True
+    # ... nor right after a modal verb, or "be" or "have" after one: 'that can be'.
+    modals_go_on: bool = True
     # No line break or full stop before the definition has said a content word: '1.',
     # 'a 1.', 'a,' and 'you can' were shown as definitions.
     content_first: bool = True
@@ -215,6 +220,7 @@ RULES_ADDED_LATER = {
     "particle_ends": False,
     "stop_past_blanks": False,
     "close_quotes": False,
+    "modals_go_on": False,
     "content_first": False,
     "colon_goes_on": False,
     "brackets_go_on": False,
@@ -421,7 +427,11 @@ def adjust(
 
 def wants_another(said: list[str], last: str | None, decoding: Decoding) -> bool:
     """Whether the sentence may not stop here: `last`, its last word if no mark came after
-    it (else None), is one of `UNFINISHED`, and not a particle ending 'to <verb> <particle>'."""
+    it (else None), is one of `UNFINISHED`, and not a particle ending 'to <verb> <particle>',
+    or (`modals_go_on`) a modal verb, or "be" or "have" right after one ('that can be')."""
+    if decoding.modals_go_on and last is not None:
+        if last in MODALS or (last in ("be", "have") and len(said) >= 2 and said[-2] in MODALS):
+            return True
     if last not in UNFINISHED:
         return False
     phrasal = len(said) >= 3 and said[-3] == "to" and is_content_word(said[-2])

@@ -25,12 +25,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from backends.function_words import MODALS
 from backends.lexicon import CLASSES, Pos
 from backends.nonce_lm import word_pattern
 
 DETERMINERS = frozenset("a an the my your his her its our their every each another".split())
 INTENSIFIERS = frozenset("very too so extremely quite rather".split())
-MODALS = frozenset("will would can could should must might may shall".split())
 SUBJECTS = frozenset("i he she we they".split())
 
 _LAST_WORD = re.compile(r"(?<![\w'])([A-Za-z]+)\s+$")  # the word right before, nothing between

@@ -30,3 +30,8 @@ UNFINISHED = frozenset(
 # right before ('to cut into.', 'to look at.', 'to deal with.'; `Decoding.particle_ends`).
 # Not "to": 'to go to.' and 'to listen to.' want their object.
 PARTICLES = frozenset("of with from by for at into".split())
+
+# Modal verbs: they want a verb after them, and a sentence stops neither on one nor on
+# "be" or "have" right after one ('a series of characters that can be', sampled for a
+# battle; `Decoding.modals_go_on`). The class guess reads them too (backends/frames.py).
+MODALS = frozenset("will would can could should must might may shall".split())

@@ -112,7 +112,9 @@ shots) over `n` items. Choices that shape the numbers:
   `brackets_go_on` and `drop_lead_marks`, from `defgen-{dev,test}-content.json` and
   `defgen-{dev,test}-token-tuning-content.json` on: 8 of 2 400 dev and 4 of 1 200
   held-out definitions changed, no identification, prompting's 'you can' -> 'you can
-  make', the oracle's '"meeting" (1999, p.' -> '"meeting" (1999, p. 10).'). Scores:
+  make', the oracle's '"meeting" (1999, p.' -> '"meeting" (1999, p. 10).'); no stop on
+  a modal verb or on "be" or "have" after one, `modals_go_on`, came after every record
+  and changes none of them, as no recorded definition stops there). Scores:
   `identified` (closer, by mean-pooled all-MiniLM-L6-v2 sentence embedding cosine, to its
   own reference than to each of 29 others drawn from the same file, or to all others when
   a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word,

@@ -378,3 +378,18 @@ def test_no_definition_stops_right_after_a_colon():
     assert adjust(torch.zeros(len(pieces)), [2], [], Decoding(), forms)[4] == 0  # 'as:' + line
     old = {k: v for k, v in Decoding().record().items() if k != "colon_goes_on"}
     assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], Decoding.from_record(old), forms)[4] == 0
+
+
+def test_no_sentence_stops_on_a_modal_verb_or_the_verb_after_it():
+    # Sampled for a battle: prompting's 'a series of characters that can be' (a line break).
+    pieces = ["▁that", "▁can", "▁be", "▁have", "▁seen", "\n", ".", "▁to", "▁of"]
+    forms = TokenForms.of_vocabulary(pieces)
+    for after in ([4, 0, 1], [4, 0, 1, 2], [4, 0, 1, 3]):  # that can / can be / can have
+        out = adjust(torch.zeros(len(pieces)), after, [], Decoding(), forms)
+        assert out[5] == float("-inf") and out[6] == float("-inf"), after
+    for after in ([4, 0, 1, 2, 4], [4, 7, 2], [4, 8, 7, 2]):  # can be seen / to be: whole
+        assert adjust(torch.zeros(len(pieces)), after, [], Decoding(), forms)[5] == 0, after
+    old = {k: v for k, v in Decoding().record().items() if k != "modals_go_on"}
+    assert (
+        adjust(torch.zeros(len(pieces)), [4, 0, 1, 2], [], Decoding.from_record(old), forms)[5] == 0
+    )
