@@ -405,24 +405,39 @@ def adjust(
             forbidden |= requoted(generated, text, forms)
         if decoding.block_slurs:
             forbidden |= forms.saying(SLURS, generated, partial)
-        if decoding.finish_sentence:
-            last = partial
-            if decoding.stop_past_blanks:  # the word before any blank tokens
-                end = len(generated)
-                while end and generated[end - 1] in forms.blanks:
-                    end -= 1
-                last = forms.open_word(generated[:end], said)
-            if wants_another(said, last, decoding):
-                forbidden |= forms.stops
-        if decoding.content_first and says_nothing_yet(said):
-            forbidden |= forms.stops
-        if decoding.colon_goes_on and said and after_colon(generated, forms):
+        if may_not_stop(said, generated, partial, decoding, forms):
             forbidden |= forms.stops
         if decoding.close_quotes and in_quotation(text):
             forbidden |= forms.breaks
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out
+
+
+def may_not_stop(
+    said: list[str],
+    generated: Sequence[int],
+    partial: str | None,
+    decoding: Decoding,
+    forms: TokenForms,
+) -> bool:
+    """Whether no line break or full stop may come next, each rule behind its own flag: not
+    right after a word that wants another (`finish_sentence`; with `stop_past_blanks` the
+    word before any blank tokens), not before a content word is said (`content_first`),
+    not right after a colon once a word is (`colon_goes_on`: 'defined as:', a line break,
+    then the definition, is the LM's common way to begin). `said`: the words of
+    `generated`, `partial`: the one still open."""
+    end = len(generated)  # the tokens before any blank ones ('▁', '▁▁▁▁')
+    while end and generated[end - 1] in forms.blanks:
+        end -= 1
+    if decoding.finish_sentence:
+        last = forms.open_word(generated[:end], said) if decoding.stop_past_blanks else partial
+        if wants_another(said, last, decoding):
+            return True
+    if decoding.content_first and says_nothing_yet(said):
+        return True
+    colon = bool(end) and forms.text(generated[end - 1 : end]).rstrip().endswith(":")
+    return decoding.colon_goes_on and bool(said) and colon
 
 
 def wants_another(said: list[str], last: str | None, decoding: Decoding) -> bool:
@@ -443,16 +458,6 @@ def says_nothing_yet(said: list[str]) -> bool:
     alone is skipped as no line at all) and has not yet said a content word: '1', 'a 1',
     'you can'. A stop there would show no definition."""
     return bool(said) and not any(is_content_word(w) for w in said)
-
-
-def after_colon(generated: Sequence[int], forms: TokenForms) -> bool:
-    """Whether the last token but any blank ones ends with a colon ('the following:'). Only
-    once a word is said: 'defined as:', a line break, then the definition, is the LM's
-    common way to begin (a first line of marks alone is skipped)."""
-    end = len(generated)
-    while end and generated[end - 1] in forms.blanks:
-        end -= 1
-    return bool(end) and forms.text(generated[end - 1 : end]).rstrip().endswith(":")
 
 
 def overused(

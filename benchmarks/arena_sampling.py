@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import time
 from collections import defaultdict
 from dataclasses import asdict, replace
@@ -45,8 +44,9 @@ def stopped_unfinished(text: str, finished: bool) -> bool:
 def stopped_wordless(text: str, finished: bool) -> bool:
     """Whether a definition that stopped said no content word: '1.', 'a 1.', 'you can'."""
     from backends.function_words import is_content_word
+    from benchmarks.metrics import tokens
 
-    return finished and not any(is_content_word(w) for w in re.findall(r"[^\W_]+", text.lower()))
+    return finished and not any(is_content_word(w) for w in tokens(text))
 
 
 def parse_items(text: str) -> list[int]:
