@@ -52,10 +52,9 @@ class VocabularyIndex:
     def __init__(self, lm: NonceLM, space: Space):
         if space not in ("input", "output"):
             raise ValueError(f"unknown space {space!r}: expected input or output")
-        pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
         kept = [
             (i, text)
-            for i, text in enumerate(piece_texts(lm.tokenizer, pieces))
+            for i, text in enumerate(piece_texts(lm.tokenizer, lm.pieces()))
             if is_whole_word(text)
         ]
         self.ids = np.array([i for i, _ in kept], dtype=np.int64)

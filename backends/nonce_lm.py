@@ -207,14 +207,21 @@ class NonceLM:
             self._memo[key] = compute()
         return self._memo[key]
 
+    def pieces(self) -> list[str]:
+        """Each embedding row's token piece ('▁anvil'), built once; "" for a row the
+        tokenizer has no token for. Embedding matrices are often longer than the
+        tokenizer's vocabulary (padded to a round size), and the tokenizer then spells
+        those rows None; an H200's transformers 5.17 converted this GGUF so."""
+
+        def build() -> list[str]:
+            ids = list(range(self.vocab_size))
+            return [piece or "" for piece in self.tokenizer.convert_ids_to_tokens(ids)]
+
+        return self.memo("pieces", build)
+
     def token_forms(self) -> TokenForms:
         """The vocabulary grouped by word form (for the no-repeat rule), built once."""
-
-        def build() -> TokenForms:
-            pieces = self.tokenizer.convert_ids_to_tokens(list(range(self.vocab_size)))
-            return TokenForms.of_vocabulary(pieces)
-
-        return self.memo("token_forms", build)
+        return self.memo("token_forms", lambda: TokenForms.of_vocabulary(self.pieces()))
 
     def unwritable_ids(self) -> torch.Tensor:
         """[n] ids a definition may not write (`Decoding.text_only`): the tokenizer's special
@@ -225,8 +232,7 @@ class NonceLM:
             tokenizer = self.tokenizer
             found = {i for i, t in tokenizer.added_tokens_decoder.items() if t.special}
             found |= set(tokenizer.all_special_ids)
-            pieces = tokenizer.convert_ids_to_tokens(list(range(self.vocab_size)))
-            found |= {i for i, piece in enumerate(pieces) if is_markup(piece)}
+            found |= {i for i, piece in enumerate(self.pieces()) if is_markup(piece)}
             ids = sorted(i for i in found if i < self.vocab_size and i != tokenizer.eos_token_id)
             return torch.tensor(ids, dtype=torch.long)
 

@@ -248,13 +248,12 @@ def word_tokens(lm: NonceLM) -> torch.Tensor:
     not punctuation, digits, pieces of words, special tokens or closed-class words."""
 
     def compute() -> torch.Tensor:
-        pieces = lm.tokenizer.convert_ids_to_tokens(list(range(lm.vocab_size)))
         keep = [
             p.startswith("▁")
             and p[1:].isalpha()
             and len(p) > 2
             and p[1:].lower() not in CLOSED_CLASS
-            for p in pieces
+            for p in lm.pieces()
         ]
         return torch.tensor(keep, device=lm.device)
 
@@ -301,7 +300,7 @@ def base_form_ids(lm: NonceLM, ids: list[int]) -> list[int]:
     out = []
     for i in ids:
         if i not in known:
-            form = tokenizer.convert_ids_to_tokens(i)[1:]
+            form = lm.pieces()[i][1:]
             base = headword(form)
             j = tokenizer.convert_tokens_to_ids("▁" + base)  # the unknown id if not one token
             known[i] = i if base == form.lower() or j == tokenizer.unk_token_id else j
@@ -443,10 +442,10 @@ class Reading(NamedTuple):
         the class guess")."""
         if not _has_wordnet():
             return None
-        spell = lm.tokenizer.convert_ids_to_tokens
+        spell = lm.pieces()
         mass: dict[str, float] = {}
         for form, weight in zip(self.forms.tolist(), self.weights.tolist()):
-            for pos, share in class_shares(spell(form).lstrip("▁")).items():
+            for pos, share in class_shares(spell[form].lstrip("▁")).items():
                 mass[pos] = mass.get(pos, 0.0) + weight * share
         kept = {pos: m for pos, m in mass.items() if allowed is None or pos in allowed}
         mass = kept if any(kept.values()) else mass
@@ -463,8 +462,8 @@ class Reading(NamedTuple):
 
     def words(self, lm: NonceLM, n: int = 3, least: float = 0.01) -> list[tuple[str, float]]:
         """The heaviest words, spelt: [("anvil", 0.97), ...]."""
-        spell = lm.tokenizer.convert_ids_to_tokens
-        return [(spell(row).lstrip("▁ Ġ"), round(w, 3)) for row, w in self.heaviest(n, least)]
+        spell = lm.pieces()
+        return [(spell[row].lstrip("▁ Ġ"), round(w, 3)) for row, w in self.heaviest(n, least)]
 
 
 @torch.no_grad()

@@ -438,3 +438,39 @@ def test_packed_linears_setting_is_on_unless_turned_off(monkeypatch):
     assert load_settings().packed_linears
     monkeypatch.setenv("NONCE_PACKED_LINEARS", "off")
     assert not load_settings().packed_linears
+
+
+def test_rows_past_the_tokenizers_vocabulary_are_spelt_empty_and_never_offered():
+    """An embedding matrix longer than the tokenizer's vocabulary (padded rows, or a
+    conversion that dropped tokens: an H200's transformers 5.17 gave Gemma 3 so) has rows
+    the tokenizer spells None; every vocabulary scan reads them as "" rather than failing."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from backends.definitions import define
+    from backends.inputs import Example
+    from backends.learners.centroid import CentroidLearner
+    from backends.learners.lm_reader import word_tokens
+    from backends.neighbours import VocabularyIndex
+    from backends.nonce_lm import NonceLM
+    from tests.conftest import TINY_LM_SHAPE, tiny_tokenizer
+
+    torch.manual_seed(0)
+    tokenizer, padding = tiny_tokenizer(), 8
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer) + padding,
+        head_dim=16,
+        max_position_embeddings=128,
+        sliding_window=16,
+        **TINY_LM_SHAPE,
+    )
+    lm = NonceLM(Gemma3ForCausalLM(config).eval().requires_grad_(False), tokenizer, "padded")
+    assert tokenizer.convert_ids_to_tokens(lm.vocab_size - 1) is None
+
+    pieces = lm.pieces()
+    assert len(pieces) == lm.vocab_size and pieces[-padding:] == [""] * padding
+    padded = set(range(len(tokenizer), lm.vocab_size))
+    assert not padded & set(VocabularyIndex(lm, "input").ids.tolist())
+    assert not word_tokens(lm)[len(tokenizer) :].any()
+    assert lm.token_forms() is not None and lm.unwritable_ids().numel() >= 0
+    emb = CentroidLearner().learn(lm, "wug", [Example("the wug sat on the mat .")])
+    assert len(define(lm, [emb], max_new_tokens=4)) == 1
