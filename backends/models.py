@@ -137,6 +137,40 @@ def _wheel_gguf(preset: Preset, workdir: Path) -> Path:
     return target
 
 
+# A converted LM must read plain English as a language model does. A transformers release
+# that reads this GGUF wrongly gives one near chance and every definition digits: an H100
+# image's transformers 5.17 (tokenizers 0.23.2) dropped Gemma 3's tab token and gave token
+# tuning's example sentences 10.8-11.1 nats a token before tuning, where 5.23's conversion
+# gives 5.0. On the sentence below the presets, converted by 5.23, read 4.5 (Gemma 3,
+# chance 12.5) and 3.7 nats a token (SmolLM2, chance 10.8).
+SANITY_TEXT = (
+    "The blacksmith laid the glowing horseshoe on the anvil and struck it with his hammer."
+)
+SANITY_MAX_NATS = 7.0
+
+
+def check_converted(model, tokenizer) -> float:
+    """The converted LM's mean next-token loss on a plain sentence (nats); a RuntimeError
+    naming the transformers version where it is near chance, so nothing broken is cached."""
+    import math
+
+    import torch
+    import transformers
+
+    ids = tokenizer(SANITY_TEXT, return_tensors="pt").input_ids.to(model.device)
+    with torch.no_grad():
+        loss = float(model(input_ids=ids, labels=ids).loss)
+    if not loss <= SANITY_MAX_NATS:  # NaN fails too
+        chance = math.log(model.get_input_embeddings().weight.shape[0])
+        raise RuntimeError(
+            f"the converted LM reads a plain English sentence at {loss:.1f} nats a token "
+            f"(chance {chance:.1f}; a sound conversion under {SANITY_MAX_NATS}): transformers "
+            f"{transformers.__version__} did not convert this GGUF correctly; install the "
+            "version requirements.txt pins and start again (nothing was cached)"
+        )
+    return loss
+
+
 def convert(preset: Preset) -> Path:
     """GGUF -> fp32 safetensors + tokenizer, written to a temporary folder then renamed."""
     import torch
@@ -154,6 +188,9 @@ def convert(preset: Preset) -> Path:
         tokenizer = AutoTokenizer.from_pretrained(str(workdir), gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(
             str(workdir), gguf_file=gguf.name, dtype=torch.float32
+        )
+        log.info(
+            "converted LM: %.2f nats a token on a plain sentence", check_converted(model, tokenizer)
         )
         # transformers refuses to save a model it still believes GGUF-quantized.
         model.hf_quantizer = None

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from backends.models import LM_PRESETS, load_causal_lm, resolve_source
+from backends.models import LM_PRESETS, check_converted, load_causal_lm, resolve_source
 from backends.settings import resolve_device
 
 
@@ -46,3 +46,26 @@ def test_importing_the_library_never_imports_gradio():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_converted_lm_that_reads_english_near_chance_is_refused(real_lm):
+    """The conversion's check: the embedded LM reads the plain sentence well under the
+    bar; an LM that has learnt nothing (as a transformers release that misreads the GGUF
+    gives) is refused with the version named, before anything is cached."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from tests.conftest import TINY_LM_SHAPE, tiny_tokenizer
+
+    assert check_converted(real_lm.model, real_lm.tokenizer) < 5.0
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(
+        vocab_size=50_000,
+        head_dim=16,
+        max_position_embeddings=128,
+        sliding_window=16,
+        **TINY_LM_SHAPE,
+    )
+    untrained = Gemma3ForCausalLM(config).eval()
+    with pytest.raises(RuntimeError, match=r"transformers \S+ did not convert this GGUF"):
+        check_converted(untrained, tiny_tokenizer())
