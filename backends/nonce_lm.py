@@ -211,7 +211,7 @@ class NonceLM:
         """Each embedding row's token piece ('▁anvil'), built once; "" for a row the
         tokenizer has no token for. Embedding matrices are often longer than the
         tokenizer's vocabulary (padded to a round size), and the tokenizer then spells
-        those rows None; an H200's transformers 5.17 converted this GGUF so."""
+        those rows None; a GPU image's transformers 5.17 converted this GGUF so."""
 
         def build() -> list[str]:
             ids = list(range(self.vocab_size))
