@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from backends.decoding import Decoding
+from backends.decoding import QUOTATION_MARKS, Decoding
 from backends.learners.base import NonceEmbedding
 from backends.nonce_lm import SUFFIXES, NonceLM, NonceSlot
 
@@ -41,6 +41,27 @@ _ABBREVIATION = re.compile(r"(?:^|[\s(\[])(?:e\.g|i\.e|cf|viz|vs)\.$", re.IGNORE
 _BARE_LINES = re.compile(r"^(?:[^\w\n]*\n)+")
 # A comma, colon or semicolon the continuation of '... is defined as' began with.
 _LEAD_MARKS = re.compile(r"^[,;:]+\s*")
+
+
+_QUOTATION_MARK = re.compile(f"([{QUOTATION_MARKS}])")
+
+
+def tidy_quotes(text: str) -> str:
+    """`text` without the spaces just inside its quotation marks: '" the state ".' ->
+    '"the state".' The marks alternate, the first opening (as `decoding.quotations` reads
+    them), and a mark is tidied only where what is around it agrees: an opening one after a
+    space, a bracket or nothing, a closing one before a space, a mark or nothing. Where the
+    marks are scattered ('or "race", that', '"the taking of life or property " the act')
+    nothing is moved that would join a mark to the wrong word."""
+    parts = _QUOTATION_MARK.split(text)  # text, mark, text, mark, ..., text
+    for k in range(1, len(parts), 2):
+        before, after = parts[k - 1], parts[k + 1]
+        if k % 4 == 1:  # an opening mark: the text after it starts at once
+            if not before or before[-1] in " ([{":
+                parts[k + 1] = after.lstrip(" ")
+        elif not after or after[0] in " .,;:!?)]}":  # a closing one: the text before it ends
+            parts[k - 1] = before.rstrip(" ")
+    return "".join(parts)
 
 
 def _from_first_word(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
@@ -75,9 +96,9 @@ def first_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
     stored vote's replays without them)."""
     text = _from_first_word(text, decoding)
     match = _sentence_end(text, decoding)
-    if match is None:
-        return text
-    return text[: match.start() if match.group() == "\n" else match.end()].strip()
+    if match is not None:
+        text = text[: match.start() if match.group() == "\n" else match.end()].strip()
+    return tidy_quotes(text) if decoding.tidy_quotes else text
 
 
 # Shown after a definition that its token budget cut before any sentence end: a reader

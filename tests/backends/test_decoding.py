@@ -331,7 +331,8 @@ def test_no_line_break_inside_an_open_quotation():
     # Prompting's kraiweant (a compliment) was shown as '"a person or thing that is'.
     pieces = ['▁"', "a", "▁thing", '"', "\n", ".", '."', "▁“", "”"]
     forms = TokenForms.of_vocabulary(pieces)
-    out = adjust(torch.zeros(len(pieces)), [0, 1, 2], [], Decoding(), forms)  # "a thing
+    breaks_only = Decoding(quotes_close=False)  # the rule alone, full stops left to the next
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 2], [], breaks_only, forms)  # "a thing
     assert out[4] == float("-inf")
     assert out[5] == 0 and out[6] == 0 and out[3] == 0  # a full stop or the closing mark
     out = adjust(torch.zeros(len(pieces)), [0, 1, 2, 3], [], Decoding(), forms)  # "a thing"
@@ -339,10 +340,25 @@ def test_no_line_break_inside_an_open_quotation():
     out = adjust(torch.zeros(len(pieces)), [7, 1, 2], [], Decoding(), forms)  # “a thing
     assert out[4] == float("-inf")
     assert adjust(torch.zeros(len(pieces)), [7, 1, 2, 8], [], Decoding(), forms)[4] == 0
-    off = Decoding(close_quotes=False)
+    off = Decoding(close_quotes=False, quotes_close=False)
     assert adjust(torch.zeros(len(pieces)), [0, 1, 2], [], off, forms)[4] == 0
     old = {k: v for k, v in Decoding().record().items() if k != "close_quotes"}
     assert not Decoding.from_record(old).close_quotes
+
+
+def test_no_sentence_ends_inside_an_open_quotation_unless_the_mark_closes_it():
+    # Sampled for battles: '"extreme.' and '"a person, event or thing that takes place.'
+    pieces = ['▁"', "▁extreme", ".", '."', '"', "!", "▁“", "”.", "▁and"]
+    forms = TokenForms.of_vocabulary(pieces)
+    out = adjust(torch.zeros(len(pieces)), [0, 1], [], Decoding(), forms)  # "extreme
+    assert out[2] == float("-inf") and out[5] == float("-inf")  # '.', '!' leave it open
+    assert out[3] == 0 and out[4] == 0 and out[8] == 0  # '."' closes it, or it goes on
+    out = adjust(torch.zeros(len(pieces)), [6, 1], [], Decoding(), forms)  # “extreme
+    assert out[2] == float("-inf") and out[7] == 0
+    assert adjust(torch.zeros(len(pieces)), [0, 1, 4], [], Decoding(), forms)[2] == 0  # closed
+    assert adjust(torch.zeros(len(pieces)), [0, 1], [], Decoding(quotes_close=False), forms)[2] == 0
+    old = {k: v for k, v in Decoding().record().items() if k != "quotes_close"}
+    assert not Decoding.from_record(old).quotes_close
 
 
 def test_no_definition_stops_before_it_says_a_content_word():

@@ -181,6 +181,25 @@ def test_a_sentence_goes_on_past_an_open_bracket_and_e_g():
     assert ends_a_sentence("a flow (e.g. water", before)
 
 
+def test_a_definition_is_shown_without_spaces_just_inside_its_quotation_marks():
+    # Sampled for battles: '" the state or condition of certainty ".', '“ an imaginative
+    # or strange state of mind”'.
+    raw = '" the state or condition of certainty ". It is'
+    assert first_sentence(raw) == '"the state or condition of certainty".'
+    assert first_sentence('a " shed " or “ hut ” near it') == 'a "shed" or “hut” near it'
+    assert first_sentence('" to make a sound by') == '"to make a sound by'  # left open
+    # a mark whose side disagrees with its turn is left: not 'or"race"'
+    scattered = 'an "age, society, or "race", that is'
+    assert first_sentence(scattered) == scattered
+    assert first_sentence('of force; "the taking " the act') == 'of force; "the taking" the act'
+    assert (
+        first_sentence(raw, Decoding(tidy_quotes=False))
+        == '" the state or condition of certainty ".'
+    )
+    old = {k: v for k, v in Decoding().record().items() if k != "tidy_quotes"}
+    assert not Decoding.from_record(old).tidy_quotes
+
+
 def test_a_definition_is_shown_without_the_mark_it_began_with():
     # sampled for a battle: ', "to give up" or "to let go," in the English language.'
     assert first_sentence(', "to give up" or "to let go."') == '"to give up" or "to let go."'
