@@ -168,16 +168,13 @@ class Decoding:
     # ... and a blank token after the word does not free it: sampled, college wrote 'a',
     # a lone space, then a line break.
     stop_past_blanks: bool = True
+    # ... nor right after a modal verb, or "be" or "have" after one: 'that can be'.
+    modals_go_on: bool = True
     # No line break inside a quotation the definition opened: '"a person or thing that is'.
     close_quotes: bool = True
     # ... nor a full stop, '!' or '?' that does not close it too: '"extreme.' and '"a
     # person, event or thing that takes place.' were shown, their quotation never closed.
     quotes_close: bool = True
-    # Shown without the spaces Gemma leaves just inside quotation marks ('" the state of
-    # certainty ".' -> '"the state of certainty".'; `backends.definitions.first_sentence`).
-    tidy_quotes: bool = True
-    # ... nor right after a modal verb, or "be" or "have" after one: 'that can be'.
-    modals_go_on: bool = True
     # No line break or full stop before the definition has said a content word: '1.',
     # 'a 1.', 'a,' and 'you can' were shown as definitions.
     content_first: bool = True
@@ -191,6 +188,9 @@ class Decoding:
     # A definition is shown without a comma, colon or semicolon it began with: the probe
     # ends '... is defined as', and sampled, the LM went on ', "to give up" or ...'.
     drop_lead_marks: bool = True
+    # Shown without the spaces Gemma leaves just inside quotation marks ('" the state of
+    # certainty ".' -> '"the state of certainty".'; `backends.definitions.first_sentence`).
+    tidy_quotes: bool = True
     # Write plain text: no special token but the end of text, no markup
     # (`NonceLM.unwritable_ids`).
     text_only: bool = True

@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import logging
+import math
 import shutil
 import subprocess
 import sys
@@ -152,8 +153,6 @@ SANITY_MAX_NATS = 7.0
 def check_converted(model, tokenizer) -> float:
     """The converted LM's mean next-token loss on a plain sentence (nats); a RuntimeError
     naming the transformers version where it is near chance, so nothing broken is cached."""
-    import math
-
     import torch
     import transformers
 
