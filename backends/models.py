@@ -150,9 +150,11 @@ SANITY_TEXT = (
 SANITY_MAX_NATS = 7.0
 
 
-def check_converted(model, tokenizer) -> float:
+def check_converted(model, tokenizer, cached: str | None = None) -> float:
     """The converted LM's mean next-token loss on a plain sentence (nats); a RuntimeError
-    naming the transformers version where it is near chance, so nothing broken is cached."""
+    naming the transformers version where it is near chance, so nothing broken is cached.
+    `cached`: the preset's name when the model was loaded from its cache (converted
+    earlier, perhaps by another release), so the error says how to convert it again."""
     import torch
     import transformers
 
@@ -161,11 +163,21 @@ def check_converted(model, tokenizer) -> float:
         loss = float(model(input_ids=ids, labels=ids).loss)
     if not loss <= SANITY_MAX_NATS:  # NaN fails too
         chance = math.log(model.get_input_embeddings().weight.shape[0])
+        read = (
+            f"reads a plain English sentence at {loss:.1f} nats a token (chance {chance:.1f};"
+            f" a sound conversion under {SANITY_MAX_NATS})"
+        )
+        if cached:
+            raise RuntimeError(
+                f"the cached conversion of LM {cached!r} {read}: a transformers release that"
+                " misreads its GGUF made it; install the version requirements.txt pins (here"
+                f" {transformers.__version__}) and convert it again with: python -m backends"
+                f" fetch {cached} --force"
+            )
         raise RuntimeError(
-            f"the converted LM reads a plain English sentence at {loss:.1f} nats a token "
-            f"(chance {chance:.1f}; a sound conversion under {SANITY_MAX_NATS}): transformers "
-            f"{transformers.__version__} did not convert this GGUF correctly; install the "
-            "version requirements.txt pins and start again (nothing was cached)"
+            f"the converted LM {read}: transformers {transformers.__version__} did not"
+            " convert this GGUF correctly; install the version requirements.txt pins and"
+            " start again (nothing was cached)"
         )
     return loss
 
@@ -240,6 +252,7 @@ def load_causal_lm(name: str | None = None, device: Device = "auto"):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     name = name or load_settings().lm
+    preset = isinstance(resolve_source(name, LM_PRESETS, "LM preset"), Preset)
     path = causal_lm_path(name)
     torch_device = resolve_device(device)
     try:
@@ -251,6 +264,8 @@ def load_causal_lm(name: str | None = None, device: Device = "auto"):
             f"could not load LM {name!r} from {path}: {err}. If the cache is damaged, "
             f"repair it with: python -m backends fetch {name} --force"
         ) from err
+    if preset:  # a cache converted before the conversion's check, or by another release
+        check_converted(model, tokenizer, cached=name)
     model.to(torch_device).eval().requires_grad_(False)
     return model, tokenizer
 

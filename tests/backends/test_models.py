@@ -48,10 +48,11 @@ def test_importing_the_library_never_imports_gradio():
     assert out.stdout.strip() == "False"
 
 
-def test_a_converted_lm_that_reads_english_near_chance_is_refused(real_lm):
+def test_a_converted_lm_that_reads_english_near_chance_is_refused(real_lm, tmp_path, monkeypatch):
     """The conversion's check: the embedded LM reads the plain sentence well under the
     bar; an LM that has learnt nothing (as a transformers release that misreads the GGUF
-    gives) is refused with the version named, before anything is cached."""
+    gives) is refused with the version named, before anything is cached, and so is such a
+    cache when it is loaded."""
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
@@ -69,3 +70,12 @@ def test_a_converted_lm_that_reads_english_near_chance_is_refused(real_lm):
     untrained = Gemma3ForCausalLM(config).eval()
     with pytest.raises(RuntimeError, match=r"transformers \S+ did not convert this GGUF"):
         check_converted(untrained, tiny_tokenizer())
+    # A cache converted before the check (or by another release) is refused when loaded,
+    # with the command that converts it again; a folder of the user's own is not checked.
+    untrained.save_pretrained(tmp_path)
+    tiny_tokenizer().save_pretrained(tmp_path)
+    monkeypatch.setattr("backends.models.converted_dir", lambda preset: tmp_path)
+    with pytest.raises(RuntimeError, match="fetch gemma-3-270m --force"):
+        load_causal_lm("gemma-3-270m", "cpu")
+    model, _ = load_causal_lm(str(tmp_path), "cpu")
+    assert model.config.vocab_size == 50_000
