@@ -515,6 +515,7 @@ class NonceLM:
             or decoding.close_quotes
             or decoding.content_first
             or decoding.colon_goes_on
+            or decoding.wind_down
         )
         forms = self.token_forms() if words_read else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text
@@ -545,7 +546,7 @@ class NonceLM:
                 logprobs.index_fill_(1, unwritable, float("-inf"))  # a fresh tensor, ours to change
             for i, row in enumerate(leads):
                 bans = text_bans[text_of[row]]
-                logprobs[i] = adjust(logprobs[i], new[row], bans, decoding, forms)
+                logprobs[i] = adjust(logprobs[i], new[row], bans, decoding, forms, max_new_tokens)
             step = pick(logprobs, decoding, generator)  # [G]
             if mixture:  # each text's token to its rows; each reading weighed again by Bayes
                 step = step[of_text.to(self.device)]  # [L]

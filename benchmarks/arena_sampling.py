@@ -12,7 +12,10 @@ rarely come back). `unfinished` is the share that stopped (a line break, a full 
 end of text) right after a word a sentence cannot stop on ('a', 'the order of';
 `backends.function_words.UNFINISHED`), what `Decoding.finish_sentence` forbids; a text its
 budget cut is not counted. `wordless` is the share that stopped before saying any content
-word ('1.', 'a 1.', 'you can'), what `Decoding.content_first` forbids.
+word ('1.', 'a 1.', 'you can'), what `Decoding.content_first` forbids. `ran_on` is the
+share its token budget cut before any sentence end, shown with a '…'
+(`Decoding.wind_down`). `--set` changes a decoding field in every row, to measure a
+setting before it becomes the default.
 
     python -m benchmarks.arena_sampling --items 0:200:4 --temperatures 0.5,0.8,1.0 \\
         --seeds 1,2 --json benchmarks/results/arena_sampling/dev-every4th.json
@@ -60,18 +63,46 @@ def parse_items(text: str) -> list[int]:
     return items
 
 
-def decoding_rows(temperatures: list[float], seeds: list[int], top_k: int) -> dict:
-    """Row name -> Decoding: greedy first, then 'T=<t> seed=<s>' for each pair."""
+def decoding_rows(
+    temperatures: list[float], seeds: list[int], top_k: int, changes: dict | None = None
+) -> dict:
+    """Row name -> Decoding: greedy first, then 'T=<t> seed=<s>' for each pair; `changes`
+    (field -> value) set in every row."""
     from backends.decoding import Decoding
     from backends.definitions import DEFAULT_DECODING
 
     if any(t <= 0 for t in temperatures):  # 0 would be greedy under a sampled row's name
         raise ValueError(f"temperatures {temperatures}: each must be > 0 (greedy is always a row)")
-    rows = {GREEDY_ROW: DEFAULT_DECODING}
+    changes = changes or {}
+    rows = {GREEDY_ROW: replace(DEFAULT_DECODING, **changes)}
     for t in temperatures:
         for s in seeds:
-            rows[f"T={t} seed={s}"] = Decoding(temperature=t, top_k=top_k, seed=s)
+            rows[f"T={t} seed={s}"] = Decoding(
+                **{**changes, "temperature": t, "top_k": top_k, "seed": s}
+            )
     return rows
+
+
+def parse_changes(text: str) -> dict:
+    """'wind_down=16,wind_down_rate=0.5' -> {field: value}, each value of its field's type."""
+    from dataclasses import fields
+
+    from backends.decoding import Decoding
+
+    kinds = {f.name: f.type for f in fields(Decoding)}
+    changes = {}
+    for part in filter(None, text.split(",")):
+        name, _, value = part.partition("=")
+        if name not in kinds or not value:
+            raise ValueError(f"--set {part!r}: write FIELD=VALUE, FIELD one of {sorted(kinds)}")
+        read = {"bool": lambda v: v.lower() in ("1", "true", "yes"), "int": int, "float": float}
+        try:
+            changes[name] = read[kinds[name]](value)
+        except ValueError:
+            raise ValueError(
+                f"--set {part!r}: {name} takes a value of type {kinds[name]}"
+            ) from None
+    return changes
 
 
 def seeds_differ(texts: dict[tuple[str, int], str], rows: list[str]) -> float:
@@ -91,12 +122,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", default=None, help="write the samples and scores here")
+    parser.add_argument("--set", default="", help="decoding fields for every row: F=V,F=V")
     args = parser.parse_args(argv)
     try:
         picked = parse_items(args.items)
         temperatures = [float(t) for t in args.temperatures.split(",")]
         seeds = [int(s) for s in args.seeds.split(",")]
-        rows = decoding_rows(temperatures, seeds, args.top_k)
+        rows = decoding_rows(temperatures, seeds, args.top_k, parse_changes(args.set))
     except ValueError as err:  # a bad range, number or decoding setting
         parser.error(str(err))
 
@@ -124,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
     samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
     unfinished: list[float] = []  # [j]: samples[j] stopped on 'a', 'of', 'and' ...
     wordless: list[float] = []  # [j]: samples[j] stopped before any content word
+    ran_on: list[float] = []  # [j]: samples[j] cut by its token budget
     for i in picked:
         item = items[i]
         learned = learn_each(
@@ -139,13 +172,15 @@ def main(argv: list[str] | None = None) -> None:
             ]
             unfinished += [float(stopped_unfinished(d.text, d.finished)) for d in found]
             wordless += [float(stopped_wordless(d.text, d.finished)) for d in found]
+            ran_on += [float(not d.finished) for d in found]
             row_of += [row] * len(found)
         print(f"{i} {item.word} {time.time() - start:.0f} s", flush=True)
 
     score_samples(samples, [x.definition for x in items], BertScorer(BertScoreConfig()), 0)
-    for s, stopped, said_nothing in zip(samples, unfinished, wordless):
+    for s, stopped, said_nothing, cut in zip(samples, unfinished, wordless, ran_on):
         s.scores["unfinished"] = stopped
         s.scores["wordless"] = said_nothing
+        s.scores["ran_on"] = cut
     groups, texts = defaultdict(list), defaultdict(dict)
     for s, row in zip(samples, row_of):  # scored under its own name: the oracle's real word
         groups[s.learner, row].append(s)
@@ -161,7 +196,14 @@ def main(argv: list[str] | None = None) -> None:
                 "seeds_differ": seeds_differ(texts[learner], same_t),
                 **{
                     m: sum(summary[f"{learner} | {r}"][m] for r in same_t) / len(same_t)
-                    for m in ("identified", "bertscore_f1", "degenerate", "unfinished", "wordless")
+                    for m in (
+                        "identified",
+                        "bertscore_f1",
+                        "degenerate",
+                        "unfinished",
+                        "wordless",
+                        "ran_on",
+                    )
                 },
             }
     for name, means in summary.items():

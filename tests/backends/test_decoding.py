@@ -409,3 +409,62 @@ def test_no_sentence_stops_on_a_modal_verb_or_the_verb_after_it():
     assert (
         adjust(torch.zeros(len(pieces)), [4, 0, 1, 2], [], Decoding.from_record(old), forms)[5] == 0
     )
+
+
+def test_a_definition_near_its_budget_winds_down_to_a_sentence_end():
+    # Sampled for battles, 90 of 700 definitions ran to the token budget and were shown cut
+    # ('"to do, to succeed, to be successful, ... or to get …'): in the budget's last
+    # `wind_down` tokens each stop still allowed gains `wind_down_rate` nats a token more,
+    # and a ban still holds.
+    pieces = ["▁a", "▁thing", "▁or", ".", "\n", "▁b", "▁c", "▁d", '."']
+    forms = TokenForms.of_vocabulary(pieces)
+    winding, off = Decoding(wind_down=3, wind_down_rate=0.5), Decoding(wind_down=0)
+
+    def gain(generated, budget=6):  # what the rule adds to each token's log-probability
+        return (
+            adjust(torch.zeros(len(pieces)), generated, [], winding, forms, budget)
+            - adjust(torch.zeros(len(pieces)), generated, [], off, forms, budget)
+        ).nan_to_num(nan=0.0)
+
+    assert gain([0, 1]).tolist() == [0.0] * len(pieces)  # the 3rd token of 6: untouched
+    fourth, fifth, sixth = gain([0, 1, 5]), gain([0, 1, 5, 6]), gain([0, 1, 5, 6, 7])
+    assert fourth[3] == 0.5 and fifth[3] == fifth[4] == fifth[8] == 1.0 and sixth[3] == 1.5
+    assert fifth[0] == fifth[2] == 0  # only stops
+    assert gain([0, 1, 5, 6], budget=None).tolist() == [0.0] * len(pieces)
+    # a budget as small as the window: no end before a content word is said ('a'), then on
+    assert gain([0], budget=3).tolist() == [0.0] * len(pieces)
+    assert gain([0, 1], budget=3)[3] == 1.5
+    out = adjust(torch.zeros(len(pieces)), [0, 1, 5, 2], [], winding, forms, 6)  # '... or'
+    assert out[3] == out[4] == float("-inf")
+    old = {k: v for k, v in Decoding().record().items() if k != "wind_down"}
+    assert Decoding.from_record(old).wind_down == 0
+    assert GREEDY.wind_down == 0  # training reads a fixed number of the LM's tokens
+
+
+def test_greedy_is_plain_argmax_whatever_the_text_so_far():
+    # Training reads the LM's own answers with GREEDY: no rule may forbid or boost a token,
+    # not even a stop after "a", inside a quotation, before a content word or near the end.
+    pieces = ["▁a", '▁"', "▁thing", ".", "\n", "▁a", ":"]
+    forms = TokenForms.of_vocabulary(pieces)
+    for generated in ([], [0], [1, 2], [2, 6], [0, 2, 0, 2]):
+        out = adjust(torch.zeros(len(pieces)), generated, [], GREEDY, forms, budget=5)
+        assert out.tolist() == [0.0] * len(pieces), generated
+    with pytest.raises(ValueError, match="wind_down"):
+        Decoding(wind_down=-1)
+
+
+def test_generation_places_the_wind_down_at_the_end_of_its_budget(tiny_lm, monkeypatch):
+    import backends.nonce_lm
+    from backends.definitions import define
+
+    seen = []  # (tokens so far, budget) of each call
+
+    def spy(logprobs, generated, banned, decoding, forms=None, budget=None):
+        seen.append((len(generated), budget))
+        return adjust(logprobs, generated, banned, decoding, forms, budget)
+
+    monkeypatch.setattr(backends.nonce_lm, "adjust", spy)
+    d = tiny_lm.dim
+    loud = NonceEmbedding("loud", "wug", torch.zeros(d), torch.full((d,), 5.0))
+    define(tiny_lm, [loud], max_new_tokens=7, decoding=Decoding(wind_down=3))
+    assert seen and all(budget == 7 for _, budget in seen)

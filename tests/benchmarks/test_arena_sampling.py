@@ -9,6 +9,7 @@ from benchmarks.arena_sampling import (
     GREEDY_ROW,
     decoding_rows,
     main,
+    parse_changes,
     parse_items,
     seeds_differ,
     stopped_unfinished,
@@ -39,6 +40,17 @@ def test_greedy_comes_first_then_each_temperature_with_each_seed():
     assert sampled.text_only and sampled.ban_word  # the library's controls, as a battle's
 
 
+def test_a_setting_is_measured_in_every_row_before_it_becomes_the_default():
+    changes = parse_changes("wind_down=12,wind_down_rate=0.75,quote_once=false")
+    assert changes == {"wind_down": 12, "wind_down_rate": 0.75, "quote_once": False}
+    rows = decoding_rows([0.8], [1], top_k=40, changes=changes)
+    assert all(r.wind_down == 12 and not r.quote_once for r in rows.values())
+    assert rows["T=0.8 seed=1"].temperature == 0.8 and rows[GREEDY_ROW].greedy
+    for bad in ("wind_down", "no_such_rule=1", "=3"):
+        with pytest.raises(ValueError, match="FIELD=VALUE"):
+            parse_changes(bad)
+
+
 def test_seeds_differ_counts_items_whose_texts_differ():
     texts = {("a", 0): "x", ("b", 0): "x", ("a", 1): "y", ("b", 1): "z"}
     assert seeds_differ(texts, ["a", "b"]) == 0.5
@@ -60,6 +72,7 @@ def test_a_definition_that_stopped_on_a_word_wanting_another_is_unfinished():
         (["--items", "0:10:0"], "LO:HI"),
         (["--items", "0:2", "--temperatures", "0"], "temperature"),
         (["--items", "0:2", "--data", "/nonexistent.jsonl"], "no such file"),
+        (["--items", "0:2", "--set", "wind_down=x"], "type int"),
     ],
 )
 def test_bad_arguments_are_refused_before_any_model_loads(capsys, argv, message):
