@@ -244,6 +244,23 @@ class Decoding:
     def greedy(self) -> bool:
         return self.temperature == 0
 
+    @property
+    def reads_words(self) -> bool:
+        """Whether a rule on here reads the text as words (`adjust` needs `TokenForms`);
+        the others (the word's own ban, runs of a token, the penalty) read token ids."""
+        return bool(
+            self.no_repeat_ngram
+            or self.word_uses
+            or self.quote_once
+            or self.block_slurs
+            or self.finish_sentence
+            or self.close_quotes
+            or self.quotes_close
+            or self.content_first
+            or self.colon_goes_on
+            or self.wind_down
+        )
+
     def record(self) -> dict:
         return asdict(self)
 

@@ -507,17 +507,7 @@ class NonceLM:
         longest row x batch size."""
         generator = sampler(decoding)
         unwritable = self.unwritable_ids().to(self.device) if decoding.text_only else None
-        words_read = (
-            decoding.no_repeat_ngram
-            or decoding.word_uses
-            or decoding.block_slurs
-            or decoding.finish_sentence
-            or decoding.close_quotes
-            or decoding.content_first
-            or decoding.colon_goes_on
-            or decoding.wind_down
-        )
-        forms = self.token_forms() if words_read else None
+        forms = self.token_forms() if decoding.reads_words else None
         text_of = [m[0] for m in mixture] if mixture else list(range(len(prompts)))  # row -> text
         belief = torch.tensor(
             [math.log(m[1]) for m in mixture] if mixture else [0.0] * len(text_of)

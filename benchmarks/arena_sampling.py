@@ -89,13 +89,13 @@ def parse_changes(text: str) -> dict:
 
     from backends.decoding import Decoding
 
-    kinds = {f.name: f.type for f in fields(Decoding)}
+    kinds = {f.name: f.type for f in fields(Decoding)}  # 'bool', 'int' or 'float'
+    read = {"bool": lambda v: v.lower() in ("1", "true", "yes"), "int": int, "float": float}
     changes = {}
     for part in filter(None, text.split(",")):
         name, _, value = part.partition("=")
         if name not in kinds or not value:
             raise ValueError(f"--set {part!r}: write FIELD=VALUE, FIELD one of {sorted(kinds)}")
-        read = {"bool": lambda v: v.lower() in ("1", "true", "yes"), "int": int, "float": float}
         try:
             changes[name] = read[kinds[name]](value)
         except ValueError:

@@ -439,6 +439,8 @@ def test_a_definition_near_its_budget_winds_down_to_a_sentence_end():
     old = {k: v for k, v in Decoding().record().items() if k != "wind_down"}
     assert Decoding.from_record(old).wind_down == 0
     assert GREEDY.wind_down == 0  # training reads a fixed number of the LM's tokens
+    with pytest.raises(ValueError, match="wind_down"):
+        Decoding(wind_down=-1)
 
 
 def test_greedy_is_plain_argmax_whatever_the_text_so_far():
@@ -449,8 +451,6 @@ def test_greedy_is_plain_argmax_whatever_the_text_so_far():
     for generated in ([], [0], [1, 2], [2, 6], [0, 2, 0, 2]):
         out = adjust(torch.zeros(len(pieces)), generated, [], GREEDY, forms, budget=5)
         assert out.tolist() == [0.0] * len(pieces), generated
-    with pytest.raises(ValueError, match="wind_down"):
-        Decoding(wind_down=-1)
 
 
 def test_generation_places_the_wind_down_at_the_end_of_its_budget(tiny_lm, monkeypatch):
