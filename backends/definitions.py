@@ -89,6 +89,13 @@ def ends_a_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> bool:
     return _sentence_end(_from_first_word(text, decoding), decoding) is not None
 
 
+def ends_at_its_end(text: str, decoding: Decoding = DEFAULT_DECODING) -> bool:
+    """Whether `text` ends on a sentence end (a full stop, '!' or '?' and any closing marks)
+    that nothing followed: a generation whose budget ran out there wrote a whole sentence
+    (`ends_a_sentence` waits for the space after the mark, which the budget left unwritten)."""
+    return _sentence_end(_from_first_word(text, decoding) + " ", decoding) is not None
+
+
 def first_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
     """Up to the first sentence end or line break, trimmed, from the first line that has a
     word. DefGen scores only a generated definition's first sentence (CoLLEGe, Teehan et
@@ -250,4 +257,5 @@ def _definition(
     raw = lm.decode(ids, words)
     ended = bool(ids) and ids[-1] == lm.tokenizer.eos_token_id
     finished = ended or ends_a_sentence(raw, decoding)
+    finished = finished or (decoding.ends_at_budget and ends_at_its_end(raw, decoding))
     return Definition(learner, word, first_sentence(raw, decoding), raw, finished)

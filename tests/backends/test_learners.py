@@ -209,6 +209,19 @@ def test_a_definition_is_shown_without_the_mark_it_began_with():
     assert first_sentence(", a thing.", Decoding.from_record(old)) == ", a thing."
 
 
+def test_a_sentence_end_that_nothing_followed_still_ends_the_definition():
+    from backends.definitions import ends_at_its_end
+
+    assert ends_at_its_end('a share of "money over a period of time."')
+    assert ends_at_its_end('a share of "money over a period of time".')
+    assert ends_at_its_end("a share of money!  ")
+    assert not ends_at_its_end("a share of money over a period of")
+    # a full stop inside a bracket still open, or after 'e.g.', goes on (`brackets_go_on`)
+    assert not ends_at_its_end("a share of money (e.g.")
+    assert not ends_at_its_end("a share (in 1999, p.")
+    assert not ends_at_its_end("")
+
+
 def test_a_definition_its_budget_cut_is_shown_cut(tiny_lm):
     from backends.definitions import CUT_MARK, _definition
 
@@ -222,6 +235,13 @@ def test_a_definition_its_budget_cut_is_shown_cut(tiny_lm):
     assert (cut.finished, ended.finished, at_eos.finished) == (False, True, True)
     assert cut.shown == cut.text + CUT_MARK and cut.text == "a small bird"  # scored unmarked
     assert (ended.shown, at_eos.shown) == (ended.text, at_eos.text)
+    # its budget ran out right after the full stop, before the space that confirms an end
+    whole = _definition(tiny_lm, "centroid", "wug", ids("a small bird ."), {})
+    assert whole.finished and whole.shown == whole.text
+    before = {k: v for k, v in Decoding().record().items() if k != "ends_at_budget"}
+    old_rules = Decoding.from_record(before)
+    stored = _definition(tiny_lm, "centroid", "wug", ids("a small bird ."), {}, old_rules)
+    assert not stored.finished  # a vote stored before the rule replays as it was shown
     # a generation: only a row that wrote its whole budget with no end is marked
     for d in define(tiny_lm, list(learn_all(tiny_lm).values()), max_new_tokens=4):
         written = tiny_lm.tokenizer(d.raw, add_special_tokens=False)["input_ids"]
