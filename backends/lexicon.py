@@ -157,6 +157,19 @@ def wordnet() -> WordNetCorpusReader:
         def map_wn(self, version: str = "wordnet") -> None:
             return None
 
+        _counts: dict[str, int] | None = None
+
+        def lemma_count(self, lemma: Lemma) -> int:
+            """SemCor's tag count of the lemma (`cntlist.rev`), from a table read once: NLTK
+            searches the file again for every lemma, a seek and a read at each of ~15
+            steps, and the reader's class guess asks for ~150 candidates' counts a word."""
+            if lemma._lang != "eng":
+                return 0
+            if self._counts is None:
+                with self.open("cntlist.rev") as lines:  # 'key sense_number count' a line
+                    self._counts = {key: int(n) for key, _, n in map(str.split, lines)}
+            return self._counts.get(lemma._key, 0)
+
     root = build_nltk_wordnet()
     if str(root) not in nltk.data.path:
         nltk.data.path.append(str(root))

@@ -68,6 +68,18 @@ def test_headword_keeps_a_participle_that_is_mostly_an_adjective():
         assert lexicon.headword(word) == lexicon.lemmatize(word)
 
 
+def test_sense_counts_come_from_the_table_as_nltk_reads_them_from_the_file():
+    from nltk.corpus.reader import WordNetCorpusReader
+
+    wn = lexicon.wordnet()
+    entries = "tired.a tire.v closed.a close.v dog.n anvil.n slithy.a".split()
+    lemmas = [lemma for entry in entries for lemma in wn.lemmas(*entry.split("."))]
+    assert len(lemmas) > 20
+    counts = [wn.lemma_count(lemma) for lemma in lemmas]
+    assert counts == [WordNetCorpusReader.lemma_count(wn, lemma) for lemma in lemmas]
+    assert wn.lemma_count(wn.lemma("dog.n.01.dog")) == 42 and 0 in counts  # counted or not
+
+
 def test_class_shares_say_what_a_form_is_used_as():
     words = ("drowned", "crying", "cry", "large", "anvil", "softly")
     shares = {w: lexicon.class_shares(w) for w in words}
