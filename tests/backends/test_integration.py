@@ -58,7 +58,7 @@ def test_cli_learns_with_every_learner_offline():
 def test_token_tuning_lowers_the_loss_on_the_real_lm(real_lm):
     examples = [Example(t) for t in WUG]
     emb = load_learner("token_tuning", TokenTuningConfig(steps=4)).learn(real_lm, "wug", examples)
-    assert emb.info["loss_after"] < emb.info["loss_before"]
+    assert emb.info["losses"][-1] < emb.info["losses"][0]
 
 
 def test_cache_raises_the_words_log_probability_on_the_real_lm(real_lm):

@@ -11,7 +11,7 @@ from backends.definitions import define, ends_a_sentence, first_sentence, slot_f
 from backends.inputs import Example
 from backends.learners import learner_names, load_learner, parse_learners
 from backends.learners.cache import CacheConfig, CacheLearner
-from backends.learners.token_tuning import TokenTuningConfig, TokenTuningLearner
+from backends.learners.token_tuning import TokenTuningConfig, TokenTuningLearner, loss_note
 
 EXAMPLES = [
     Example("the wug hopped across the garden and pecked at seeds ."),
@@ -69,7 +69,22 @@ def test_the_centroid_averages_the_words_around_the_word_not_its_ending(real_lm)
 
 def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
     emb = TokenTuningLearner(TokenTuningConfig(steps=15, lr=0.05)).learn(tiny_lm, "wug", EXAMPLES)
-    assert emb.info["loss_after"] < emb.info["loss_before"]
+    losses = emb.info["losses"]  # each step's forward pass, before its update
+    assert len(losses) == 15 and losses[-1] < losses[0]
+    assert emb.info["note"] == loss_note(losses)
+
+
+def test_token_tuning_says_in_its_card_how_the_loss_fell():
+    assert loss_note([]) == ""
+    assert (
+        loss_note([6.144])
+        == "example loss 6.14 at its first step (nats a token, before its update)"
+    )
+    assert loss_note([6.144, 5.0, 4.5, 4.018]) == (
+        "example loss 6.14 at its first step, 4.02 at its 4th (nats a token, before each update)"
+    )
+    assert "at its 2nd" in loss_note([2, 1]) and "at its 12th" in loss_note([1] * 12)
+    assert "at its 21st" in loss_note([1] * 21) and "at its 13th" in loss_note([1] * 13)
 
 
 def test_token_tuning_keeps_the_vectors_at_the_lms_row_length(tiny_lm):
