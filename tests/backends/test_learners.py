@@ -70,21 +70,41 @@ def test_the_centroid_averages_the_words_around_the_word_not_its_ending(real_lm)
 def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
     emb = TokenTuningLearner(TokenTuningConfig(steps=15, lr=0.05)).learn(tiny_lm, "wug", EXAMPLES)
     losses = emb.info["losses"]  # each step's forward pass, before its update
-    assert len(losses) == 15 and losses[-1] < losses[0]
-    assert emb.info["note"] == loss_note(losses)
+    assert len(losses) == 15 == len(emb.info["word_losses"]) and losses[-1] < losses[0]
+    assert emb.info["note"] == loss_note(emb.info["word_losses"], losses)
 
 
-def test_token_tuning_says_in_its_card_how_the_loss_fell():
-    assert loss_note([]) == ""
-    assert (
-        loss_note([6.144])
-        == "example loss 6.14 at its first step (nats a token, before its update)"
+def test_token_tuning_says_in_its_card_how_the_loss_moved():
+    assert loss_note([], []) == ""
+    assert loss_note([6.04], [5.234]) == (
+        "loss on the word where its examples use it 6.0 nats at its one step;"
+        " on all their tokens 5.23"
     )
-    assert loss_note([6.144, 5.0, 4.5, 4.018]) == (
-        "example loss 6.14 at its first step, 4.02 at its 4th (nats a token, before each update)"
+    assert loss_note([0.31, 8.2, 13.5, 15.54], [5.234, 4.87, 5.16, 5.241]) == (
+        "loss on the word where its examples use it 0.3 nats at its first step, 15.5 at its"
+        " 4th; on all their tokens 5.23, 5.24"
     )
-    assert "at its 2nd" in loss_note([2, 1]) and "at its 12th" in loss_note([1] * 12)
-    assert "at its 21st" in loss_note([1] * 21) and "at its 13th" in loss_note([1] * 13)
+    assert "at its 2nd" in loss_note([2, 1], [2, 1]) and "at its 12th" in loss_note(
+        [1] * 12, [1] * 12
+    )
+    assert "at its 21st" in loss_note([1] * 21, [1] * 21)
+
+
+def test_token_tuning_reads_the_words_own_loss_where_its_examples_use_it(tiny_lm):
+    from backends.learners.base import example_ids
+    from backends.learners.centroid import centroid_vectors
+    from backends.nonce_lm import NonceSlot
+
+    emb = TokenTuningLearner(TokenTuningConfig(steps=2)).learn(tiny_lm, "wug", EXAMPLES)
+    seqs = example_ids(tiny_lm, "wug", EXAMPLES, tiny_lm.vocab_size)
+    vin, vout = centroid_vectors(tiny_lm, "wug", EXAMPLES)  # where its first step starts
+    slot = NonceSlot(vin[None], vout[None])
+    with torch.no_grad():
+        logprobs = torch.cat(tiny_lm.token_logprobs(seqs, slot))
+    targets = torch.tensor([t for seq in seqs for t in seq[1:]])
+    word = -logprobs[targets == tiny_lm.vocab_size].mean()
+    assert emb.info["word_losses"][0] == pytest.approx(float(word), rel=1e-5)
+    assert emb.info["losses"][0] == pytest.approx(float(-logprobs.mean()), rel=1e-5)
 
 
 def test_token_tuning_keeps_the_vectors_at_the_lms_row_length(tiny_lm):
