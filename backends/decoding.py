@@ -137,7 +137,7 @@ The controls, applied to every row of the one batched generation (each a `Decodi
 - and a definition whose budget ran out right after its sentence end is whole, not shown
   cut (`ends_at_budget`): a full stop counts as an end once the space after it is written
   (so '1.5' and '."' go on), and at the budget nothing was. The wind-down ends many
-  definitions on their budget's last token: 11 of the 15 sampled texts
+  definitions on their budget's last token: 11 of the 15 sampled texts that
   `dev-every4th-wind.json` counted cut ended '... over a period of time."' or the like;
   with the rule (`dev-every4th-budget.json`, the same words and seeds, every text word
   for word the same) 4 of 700 are shown cut, each stopped mid-phrase;

@@ -167,8 +167,8 @@ class TokenTuningLearner(Learner):
         norm_in, norm_out = mean_norms(lm)
         rng = random.Random(cfg.seed)
         optimizer = torch.optim.Adam([vin, vout], lr=cfg.lr)
-        # Where the examples' next token is the word itself: the loss the output vector
-        # learns from (the rest of each sentence moves little, through the input vector).
+        # Where the examples' next token is the word itself: how well the LM now predicts
+        # the new word there, which the mean over all tokens hides (3 of some 60 here).
         is_word = torch.tensor([t == lm.vocab_size for seq in seqs for t in seq[1:]])
         losses, word_losses = [], []  # each step's forward pass, before its update
         for _ in range(cfg.steps):
