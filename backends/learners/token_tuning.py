@@ -175,7 +175,8 @@ class TokenTuningLearner(Learner):
             logprobs = torch.cat(lm.token_logprobs(seqs, slot))
             nll, count = -logprobs.sum(), len(logprobs)
             losses.append(float(nll.detach()) / count)
-            word_losses.append(-float(logprobs.detach()[is_word.to(logprobs.device)].mean()))
+            own = -float(logprobs.detach()[is_word.to(logprobs.device)].mean())
+            word_losses.append(max(0.0, own))  # not '-0.0' where the word is certain
             if replay is not None:
                 chosen = rng.sample(
                     range(cfg.replay_pool), min(cfg.replay_per_step, cfg.replay_pool)

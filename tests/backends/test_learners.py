@@ -96,6 +96,7 @@ def test_token_tuning_reads_the_words_own_loss_where_its_examples_use_it(tiny_lm
     from backends.nonce_lm import NonceSlot
 
     emb = TokenTuningLearner(TokenTuningConfig(steps=2)).learn(tiny_lm, "wug", EXAMPLES)
+    assert emb.word == "wug" and emb.learner == "token_tuning"
     seqs = example_ids(tiny_lm, "wug", EXAMPLES, tiny_lm.vocab_size)
     vin, vout = centroid_vectors(tiny_lm, "wug", EXAMPLES)  # where its first step starts
     slot = NonceSlot(vin[None], vout[None])
