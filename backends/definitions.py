@@ -256,6 +256,7 @@ def _definition(
 ) -> Definition:
     raw = lm.decode(ids, words)
     ended = bool(ids) and ids[-1] == lm.tokenizer.eos_token_id
-    finished = ended or ends_a_sentence(raw, decoding)
-    finished = finished or (decoding.ends_at_budget and ends_at_its_end(raw, decoding))
+    # `ends_at_its_end` also finds any sentence end before the text's own
+    ends = ends_at_its_end if decoding.ends_at_budget else ends_a_sentence
+    finished = ended or ends(raw, decoding)
     return Definition(learner, word, first_sentence(raw, decoding), raw, finished)

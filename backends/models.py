@@ -252,7 +252,7 @@ def load_causal_lm(name: str | None = None, device: Device = "auto"):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     name = name or load_settings().lm
-    preset = isinstance(resolve_source(name, LM_PRESETS, "LM preset"), Preset)
+    preset = name in LM_PRESETS  # what causal_lm_path converts into the cache
     path = causal_lm_path(name)
     torch_device = resolve_device(device)
     try:

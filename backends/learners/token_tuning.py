@@ -169,13 +169,13 @@ class TokenTuningLearner(Learner):
         optimizer = torch.optim.Adam([vin, vout], lr=cfg.lr)
         # Where the examples' next token is the word itself: how well the LM now predicts
         # the new word there, which the mean over all tokens hides (3 of some 60 here).
-        is_word = torch.tensor([t == lm.vocab_size for seq in seqs for t in seq[1:]])
+        is_word = torch.tensor([t == lm.vocab_size for q in seqs for t in q[1:]], device=lm.device)
         losses, word_losses = [], []  # each step's forward pass, before its update
         for _ in range(cfg.steps):
             logprobs = torch.cat(lm.token_logprobs(seqs, slot))
             nll, count = -logprobs.sum(), len(logprobs)
             losses.append(float(nll.detach()) / count)
-            own = -float(logprobs.detach()[is_word.to(logprobs.device)].mean())
+            own = -float(logprobs.detach()[is_word].mean())
             word_losses.append(max(0.0, own))  # not '-0.0' where the word is certain
             if replay is not None:
                 chosen = rng.sample(
