@@ -19,6 +19,8 @@ Two things are done in fewer calls, to the same result: each RMSNorm (x / rms(x)
 same values here, to the bit, at about half the time: 11-13 us against 20-25 per call,
 and a token makes 110 of them), and with packed CPU linears a block's q, k, v and its
 MLP's gate and up are read as two products rather than five (`PackedLinears.joint`).
+On the CPU the step reads the blocks' weights from fp16 copies (backends/half_body.py),
+which halve the bytes a token reads; everything before and besides the step stays fp32.
 Prompts are read (prefilled) by transformers as before; their cache is copied in.
 `tests/backends/test_decode_step.py` checks the hidden states against transformers'
 forward and the definitions word for word.
@@ -30,6 +32,8 @@ import logging
 
 import torch
 import torch.nn.functional as F
+
+from backends.half_body import step_groups
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,7 @@ class DecodeStep:
         last_position: torch.Tensor,
         new_tokens: int,
         packed=None,
+        half=None,
     ):
         from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm, apply_rotary_pos_emb
 
@@ -78,15 +83,21 @@ class DecodeStep:
         self.columns = torch.arange(width, device=mask.device)
         self.column = torch.tensor(prompt, device=mask.device)
         self.position = last_position.reshape(-1) + 1
-        # each norm's (1 + w), and per block its q/k/v and gate/up products read jointly
-        # (None: the modules one by one)
+        # each norm's (1 + w), and per block its four products: q/k/v and gate/up read
+        # jointly, from the half-precision body (backends/half_body.py) where there is one,
+        # else from the packed body (o and down then through their own modules); None: the
+        # modules one by one
         norms = (n for n in model.modules() if isinstance(n, Gemma3RMSNorm))
         self.scales = {id(n): 1.0 + n.weight.float() for n in norms}
-        joint = packed.joint if packed is not None else lambda *modules: None
-        self.qkv = [
-            joint(b.self_attn.q_proj, b.self_attn.k_proj, b.self_attn.v_proj) for b in self.layers
-        ]
-        self.gate_up = [joint(b.mlp.gate_proj, b.mlp.up_proj) for b in self.layers]
+
+        def read(*group):
+            if half is not None:
+                return half.products(*group)
+            return packed.joint(*group) if packed is not None and len(group) > 1 else None
+
+        self.qkv, self.o, self.gate_up, self.down = zip(
+            *([read(*group) for group in step_groups(b)] for b in self.layers)
+        )
 
     def keep(self, index: torch.Tensor) -> None:
         """Only the rows `index` go on (finished rows leave the batch)."""
@@ -140,13 +151,15 @@ class DecodeStep:
             packed, self.keys[i], self.values[i], attn_mask=mask, scale=attn.scaling
         )
         out = out.reshape(rows, heads, 1, head_dim).transpose(1, 2).reshape(rows, 1, -1)
-        hidden = hidden + self._norm(layer.post_attention_layernorm, attn.o_proj(out))
+        out = self.o[i](out)[0] if self.o[i] is not None else attn.o_proj(out)
+        hidden = hidden + self._norm(layer.post_attention_layernorm, out)
         x = self._norm(layer.pre_feedforward_layernorm, hidden)
         if self.gate_up[i] is not None:
             gate, up = self.gate_up[i](x)
         else:
             gate, up = mlp.gate_proj(x), mlp.up_proj(x)
-        x = mlp.down_proj(mlp.act_fn(gate) * up)  # Gemma3MLP's forward, its two products joint
+        x = mlp.act_fn(gate) * up  # Gemma3MLP's forward, its two products joint
+        x = self.down[i](x)[0] if self.down[i] is not None else mlp.down_proj(x)
         return hidden + self._norm(layer.post_feedforward_layernorm, x)
 
 
@@ -182,11 +195,14 @@ class GraphedStep:
         return self.output[self.rows]
 
 
-def decode_step(model, cache, mask, last_position, new_tokens: int, graph: bool, packed=None):
+def decode_step(
+    model, cache, mask, last_position, new_tokens: int, graph: bool, packed=None, half=None
+):
     """The stepper `NonceLM.generate` uses after prefill: graphed on CUDA when asked (and
     the eager step, with a warning, if recording the graph fails). `packed`: the LM's
-    `PackedLinears` (CPU), whose joint products the step then reads."""
-    step = DecodeStep(model, cache, mask, last_position, new_tokens, packed)
+    `PackedLinears` (CPU), whose joint products the step then reads; `half`: its
+    `HalfBody` (CPU), whose fp16 products it reads instead."""
+    step = DecodeStep(model, cache, mask, last_position, new_tokens, packed, half)
     if not (graph and mask.device.type == "cuda"):
         return step
     try:

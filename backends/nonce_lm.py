@@ -157,6 +157,7 @@ class NonceLM:
         self.tied = self.head.weight.data_ptr() == self.embedding.weight.data_ptr()
         self.head_int8 = None  # see use_int8_head
         self.packed = None  # see use_packed_linears
+        self.half_body = None  # see use_half_body
         # Read prompts of very different lengths in groups (see prefill) or as one padded
         # batch; None: see `grouping_prompts` (perf measures both side by side).
         self.group_prompts: bool | None = None
@@ -190,6 +191,16 @@ class NonceLM:
         from backends.packed_linear import PackedLinears
 
         self.packed = PackedLinears(self.model.base_model)
+
+    def use_half_body(self) -> None:
+        """Let each lean decoding step read the blocks' weights from fp16 copies
+        (backends/half_body.py): half the bytes a token reads. Prompts, scoring and anything
+        with a gradient keep the fp32 layers."""
+        if self.device.type != "cpu":
+            raise RuntimeError("the fp16 decoding weights are a CPU kernel; leave them off on CUDA")
+        from backends.half_body import HalfBody
+
+        self.half_body = HalfBody(self.model.base_model)
 
     def grouping_prompts(self) -> bool:
         """Whether prefill reads prompts in groups of similar length: as set, else on the
@@ -520,7 +531,14 @@ class NonceLM:
         stepper = None
         if self.lean_steps and supports(self.model) and max_new_tokens > 1:
             stepper = decode_step(
-                self.model, cache, mask, positions, max_new_tokens, self.cuda_graphs, self.packed
+                self.model,
+                cache,
+                mask,
+                positions,
+                max_new_tokens,
+                self.cuda_graphs,
+                self.packed,
+                self.half_body,
             )
         new: list[list[int]] = [[] for _ in prompts]
         live = list(range(len(prompts)))  # original row of each batch row still generating

@@ -49,6 +49,12 @@ def _load_lm(name: str, device: str) -> NonceLM:
         except (RuntimeError, AttributeError, NotImplementedError) as err:
             # oneDNN is missing from some torch builds: the plain layers give the same results.
             log.warning("packed linear layers unavailable (%s); using the plain ones", err)
+    if settings.half_body and device == "cpu":
+        try:
+            lm.use_half_body()
+        except (RuntimeError, AttributeError, NotImplementedError) as err:
+            # fbgemm (x86 only) is missing from some torch builds: decode with fp32 weights.
+            log.warning("fp16 decoding weights unavailable (%s); decoding with fp32 ones", err)
     return lm
 
 

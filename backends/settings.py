@@ -36,6 +36,11 @@ class Settings:
     # allocated once; a CUDA graph on a GPU) instead of transformers' forward: the same
     # definitions, faster per token (benchmarks/RESULTS.md, "steps").
     lean_steps: bool = True
+    # On the CPU, let each decoding step read the blocks' weights from fp16 copies
+    # (backends/half_body.py; fp32 inputs and sums): half the bytes a token reads, for a
+    # third copy of the body (0.2 GB for Gemma 3 270M) that stands in for the packed joint
+    # ones (0.26 GB); benchmarks/RESULTS.md, "half", says how many definitions it changes.
+    half_body: bool = True
 
 
 def _env(name: str, default: str) -> str:
@@ -58,6 +63,7 @@ def load_settings() -> Settings:
         int8_head=_env("NONCE_INT8_HEAD", "1") not in ("0", "false", "no", "off"),
         packed_linears=_env("NONCE_PACKED_LINEARS", "1") not in ("0", "false", "no", "off"),
         lean_steps=_env("NONCE_LEAN_STEPS", "1") not in ("0", "false", "no", "off"),
+        half_body=_env("NONCE_HALF_BODY", "1") not in ("0", "false", "no", "off"),
     )
 
 

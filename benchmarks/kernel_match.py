@@ -6,7 +6,12 @@ word for word, and the time each took. Three pairs are measured:
 - `packed`: the body's linear layers plain against oneDNN's packed weights
   (backends/packed_linear.py);
 - `steps`: each token decoded through transformers' forward against the lean step
-  (backends/decode_step.py), replayed as a CUDA graph on a GPU.
+  (backends/decode_step.py), replayed as a CUDA graph on a GPU;
+- `half`: the lean step reading the blocks' weights in fp32 against fp16
+  (backends/half_body.py).
+
+The first three pairs decode with fp32 weights throughout (no fp16 step), so each
+measures its own kernel alone.
 
 Each learner learns under each kernel, since the CoLLEGe learner's LM reader scores its
 candidates through both (`NonceLM.target_logprobs`, and every forward pass without a
@@ -24,7 +29,7 @@ from contextlib import AbstractContextManager
 from backends.definitions import define, define_known
 from backends.pipeline import load_lm
 from benchmarks.data import load_defgen
-from benchmarks.perf import decoding_with, output_layers, perf_row
+from benchmarks.perf import decoding_with, half_body, output_layers, perf_row
 from benchmarks.results import Result
 from benchmarks.runs import STAND_IN, RunOptions, examples_for, learn_each
 
@@ -39,7 +44,8 @@ def run_int8_head(options: RunOptions) -> list[Result]:
     if "int8" not in layers:
         raise ValueError("the int8 output layer is a CPU kernel: run with --device cpu")
     variants = {
-        label: (lambda layer=layer: decoding_with(lm, layer)) for label, layer in layers.items()
+        label: (lambda layer=layer: decoding_with(lm, layer, half=None))
+        for label, layer in layers.items()
     }
     # one learner's definitions: the layer is what varies
     return run_pair(lm, options, variants, options.learners[:1], "int8 head vs fp32")
@@ -50,7 +56,7 @@ def run_packed_linears(options: RunOptions) -> list[Result]:
     if lm.packed is None:
         lm.use_packed_linears()  # raises on CUDA, where the plain layers are the fast ones
     variants = {
-        label: (lambda on=on: decoding_with(lm, lm.head_int8, packed=on))
+        label: (lambda on=on: decoding_with(lm, lm.head_int8, packed=on, half=None))
         for label, on in (("plain", False), ("packed", True))
     }
     return run_pair(lm, options, variants, options.learners, "packed linears vs plain")
@@ -61,10 +67,24 @@ def run_lean_steps(options: RunOptions) -> list[Result]:
     graphs = lm.device.type == "cuda"  # the shipped step on each device
     lean = "lean step, CUDA graph" if graphs else "lean step"
     variants = {
-        label: (lambda on=on: decoding_with(lm, lm.head_int8, lean=on, graphs=on and graphs))
+        label: (
+            lambda on=on: decoding_with(lm, lm.head_int8, lean=on, graphs=on and graphs, half=None)
+        )
         for label, on in (("transformers step", False), (lean, True))
     }
     return run_pair(lm, options, variants, options.learners, "lean step vs transformers")
+
+
+def run_half_body(options: RunOptions) -> list[Result]:
+    lm = load_lm(options.lm, options.device)
+    if lm.device.type != "cpu":
+        raise ValueError("the fp16 decoding weights are a CPU kernel: run with --device cpu")
+    half = half_body(lm)
+    variants = {
+        label: (lambda weights=weights: decoding_with(lm, lm.head_int8, lean=True, half=weights))
+        for label, weights in (("fp32 weights", None), ("fp16 weights", half))
+    }
+    return run_pair(lm, options, variants, options.learners, "fp16 step weights vs fp32")
 
 
 def run_pair(lm, options: RunOptions, variants: Variants, learners, what: str) -> list[Result]:

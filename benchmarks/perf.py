@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from backends.definitions import define
+from backends.half_body import step_groups
 from backends.inputs import Example
 from backends.pipeline import load_lm
 from benchmarks.knn_vectors import lm_states, tiled
@@ -138,13 +139,27 @@ class Kernel(NamedTuple):
     lean: bool = False
     graphs: bool = False
     joint: bool = True  # the packed body's joint q/k/v and gate/up products in the lean step
+    half: bool = False  # the lean step reads the blocks' fp16 copies (backends/half_body.py)
+
+
+def half_body(lm):
+    """The LM's fp16 decoding weights, built for the comparison where it has none (the LM
+    keeps its own setting)."""
+    if lm.half_body is not None:
+        return lm.half_body
+    if "half" not in lm._memo:
+        from backends.half_body import HalfBody
+
+        lm._memo["half"] = HalfBody(lm.model.base_model)
+    return lm._memo["half"]
 
 
 def kernels(lm) -> list[Kernel]:
     """The kernels to decode with, side by side: each output layer with the plain body and
     transformers' step, then the shipped setting: on the CPU the int8 head and packed body
-    (backends/packed_linear.py) with and without the lean step; on CUDA the lean step
-    without and with a CUDA graph."""
+    (backends/packed_linear.py) with and without the lean step, and the lean step reading
+    fp16 weights (backends/half_body.py); on CUDA the lean step without and with a CUDA
+    graph."""
     layers = output_layers(lm)
     rows = [Kernel(f"{head} head", layer, False) for head, layer in layers]
     if lm.device.type == "cpu":
@@ -156,6 +171,7 @@ def kernels(lm) -> list[Kernel]:
         label = f"{head} head, packed body, lean step"
         rows.append(Kernel(f"{label}, products apart", layer, True, lean=True, joint=False))
         rows.append(Kernel(label, layer, True, lean=True))
+        rows.append(Kernel(f"{label}, fp16 weights", layer, True, lean=True, half=True))
     else:
         rows.append(Kernel("fp32 head, lean step", None, None, lean=True))
         rows.append(Kernel("fp32 head, lean step, CUDA graph", None, None, True, True))
@@ -169,6 +185,7 @@ def kernel_config(kernel: Kernel) -> dict:
         "step": "lean" if kernel.lean else "transformers",
         "cuda_graph": kernel.graphs,
         "joint_products": kernel.joint if kernel.packed and kernel.lean else None,
+        "half_body": kernel.half,
     }
 
 
@@ -180,11 +197,16 @@ def decoding_with(
     lean: bool | None = None,
     graphs: bool | None = None,
     joint: bool | None = None,
+    half=False,
 ):
     """Generate through `layer` (None: fp32) and, where given, with the packed body on or
     off, the lean step or transformers' forward, a CUDA graph or not, the packed body's
-    joint products or not; then give the LM back its own."""
+    joint products or not, and the lean step reading `half` (a `HalfBody`; None: fp32
+    weights; False: the LM's own setting); then give the LM back its own."""
     before, lm.head_int8 = lm.head_int8, layer
+    own_half = lm.half_body
+    if half is not False:
+        lm.half_body = half
     body = lm.packed.on if lm.packed is not None else None
     joined = lm.packed.joint_products if lm.packed is not None else None
     steps = lm.lean_steps, lm.cuda_graphs
@@ -199,14 +221,17 @@ def decoding_with(
     try:
         yield
     finally:
-        lm.head_int8 = before
+        lm.head_int8, lm.half_body = before, own_half
         lm.lean_steps, lm.cuda_graphs = steps
         if lm.packed is not None:
             lm.packed.on, lm.packed.joint_products = body, joined
 
 
 def decoding_by(lm, kernel: Kernel):
-    return decoding_with(lm, kernel.layer, kernel.packed, kernel.lean, kernel.graphs, kernel.joint)
+    half = half_body(lm) if kernel.half else None
+    return decoding_with(
+        lm, kernel.layer, kernel.packed, kernel.lean, kernel.graphs, kernel.joint, half
+    )
 
 
 def other_prefill(lm, kernel: Kernel, embeddings, texts: list[str]) -> tuple[float, bool, str]:
@@ -310,11 +335,14 @@ def copy_bandwidth(device: torch.device, megabytes: int = 512, repeats: int = 3)
 def bytes_per_token(lm) -> tuple[int, int]:
     """(all weight bytes a greedy token reads, those of the output layer): every block
     once and the output layer once (as int8 plus its fp32 outlier columns when that is
-    on); of the input embedding only the token's own row, left out."""
+    on, and the blocks' linear layers as fp16 when the step reads those); of the input
+    embedding only the token's own row, left out."""
     skip = {lm.input_matrix.data_ptr(), lm.output_matrix.data_ptr()}
     body = sum(
         p.numel() * p.element_size() for p in lm.model.parameters() if p.data_ptr() not in skip
     )
+    if lm.half_body is not None and lm.lean_steps:
+        body += lm.half_body.nbytes - lm.half_body.replaced
     head = lm.output_matrix
     head_bytes = (
         lm.head_int8.nbytes if lm.head_int8 is not None else head.numel() * head.element_size()
@@ -324,17 +352,21 @@ def bytes_per_token(lm) -> tuple[int, int]:
 
 def body_products(lm, lean: bool) -> Callable[[], None]:
     """One token's linear products through the blocks as the step reads them (the lean
-    step's joint q/k/v and gate/up products where the packed body has them on), on one row
-    of random input: timed apart from the step, they say how much of a token is the body's
-    weights being read and how much is everything else."""
-    joint = lm.packed.joint if lm.packed is not None and lean else None
+    step's fp16 products where it reads those, else its joint q/k/v and gate/up products
+    where the packed body has them on), on one row of random input: timed apart from the
+    step, they say how much of a token is the body's weights being read and how much is
+    everything else."""
+    if lean and lm.half_body is not None:
+        joint = lm.half_body.products
+    elif lean and lm.packed is not None:
+        joint = lm.packed.joint
+    else:
+        joint = None
     products = []  # (product, its input width)
     for block in lm.model.base_model.layers:
-        attn, mlp = block.self_attn, block.mlp
-        groups = [(attn.q_proj, attn.k_proj, attn.v_proj), (attn.o_proj,)]
-        groups += [(mlp.gate_proj, mlp.up_proj), (mlp.down_proj,)]
-        for group in groups:
-            read = joint(*group) if joint is not None and len(group) > 1 else None
+        for group in step_groups(block):
+            one = len(group) == 1 and lm.half_body is None  # the packed body reads it alone
+            read = joint(*group) if joint is not None and not one else None
             width = group[0].in_features
             products += [(read, width)] if read is not None else [(m, width) for m in group]
     dtype = lm.input_matrix.dtype

@@ -199,7 +199,10 @@ shots) over `n` items. Choices that shape the numbers:
   CPU with the int8 head and the packed body; on CUDA `fp32 head, lean step, CUDA
   graph`, beside the lean step without the graph and transformers' forward); every row
   without it, earlier records' included, decoded through transformers' forward, which
-  also ran the blocks once more after a definition's last token. The kNN store holds
+  also ran the blocks once more after a definition's last token. Since 2026-11-28 the
+  lean step is also measured reading the blocks' weights as fp16 (`..., fp16 weights`,
+  `backends/half_body.py`; the shipped setting on the CPU from then on): its floor counts
+  those weights at 2 bytes, and the rows without it read them as fp32. The kNN store holds
   Gemma's own final hidden states (what the cache stores) over WordNet glosses and usage
   examples joined into ~64-token passages (`benchmarks/knn_vectors.py`): 109,000 computed
   keys, and 1,000 queries from
@@ -235,6 +238,9 @@ shots) over `n` items. Choices that shape the numbers:
   (decoding alone); `matching` per learner.
 - steps: as packed, for each token decoded through transformers' forward against the
   lean step (`backends/decode_step.py`; on a GPU replayed as a CUDA graph).
+- half: as packed, for the lean step reading the blocks' weights as fp32 against fp16
+  (`backends/half_body.py`, fp32 inputs and sums); `int8`, `packed` and `steps` records
+  from 2026-11-28 on decode with fp32 weights in both of their variants.
 - Rows with a `--limit` cover the first n items of the file; the expensive learners
   (token_tuning, cache) ran on fewer items than the cheap ones, so compare within n: the
   cheap learners were also run on those first n items. In the headline a cell with

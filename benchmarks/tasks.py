@@ -147,6 +147,16 @@ TASKS: dict[str, Task] = {
             1,
             "benchmarks.kernel_match:run_lean_steps",
         ),
+        Task(
+            "half",
+            "DefGen definitions with each decoding step reading the LM blocks' weights as "
+            "fp16 (backends/half_body.py) vs fp32: matching share per learner and the "
+            "oracle, time",
+            (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
+            (SECONDS,),
+            1,
+            "benchmarks.kernel_match:run_half_body",
+        ),
     )
 }
 

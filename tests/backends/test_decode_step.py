@@ -113,7 +113,8 @@ def test_lean_steps_setting_is_on_unless_turned_off(monkeypatch):
 
 
 def test_real_lm_definitions_are_the_same_through_either_step(real_lm):
-    """The embedded Gemma 3 270M with its CPU kernels (int8 head, packed body), word for word."""
+    """The embedded Gemma 3 270M with its CPU kernels (int8 head, packed body, the step
+    reading fp16 weights), word for word."""
     from backends.definitions import DEFAULT_DECODING
 
     prompts = [
@@ -159,3 +160,66 @@ def test_joint_products_give_what_the_separate_layers_give():
     assert out[True] == out[False]
     layers = len(lm.model.base_model.layers)
     assert len(lm.packed._joint) == 2 * layers  # built once, reused by every later step
+
+
+@torch.no_grad()
+def test_fp16_step_weights_stay_near_the_fp32_states():
+    """The step reading the blocks' fp16 copies (backends/half_body.py): every product of
+    every block comes from them, and the hidden states stay within fp16 weights' rounding
+    of transformers' fp32 forward."""
+    from backends.half_body import HalfBody
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm(seed=6)
+    half = HalfBody(lm.model.base_model)
+    linears = [m for m in lm.model.base_model.modules() if isinstance(m, torch.nn.Linear)]
+    assert half.replaced == sum(m.weight.numel() * 4 for m in linears)
+    assert half.nbytes * 2 == half.replaced
+    slot = random_slot(lm, 3, seed=6)
+    prompts = padded_prompts(lm)
+    hidden, cache, mask = lm.prefill(prompts, slot)
+    positions = mask.sum(-1, keepdim=True) - 1
+    lean = DecodeStep(lm.model, cache, mask, positions, new_tokens=6, half=half)
+    assert all(f is not None for f in lean.qkv + lean.o + lean.gate_up + lean.down)
+    for token in (5, 9, 11):
+        ids = torch.full((len(prompts), 1), token)
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions + 1
+        expected = lm.hidden(ids, mask, slot, past=cache, positions=positions).last_hidden_state
+        got = lean.step(lm.embed(ids, slot))
+        error = (got - expected[:, -1]).abs().max()
+        assert 0 < error < 1e-2 * expected.abs().max(), error  # rounded, and only a little
+
+
+def test_generation_reads_the_fp16_weights_when_the_lm_has_them(monkeypatch):
+    """Each decoding step's products come from the LM's `HalfBody`, four per block."""
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm(seed=7)
+    lm.use_half_body()
+    calls = []
+    products = lm.half_body.products
+
+    def counted(*modules):
+        read = products(*modules)
+
+        def forward(x):
+            calls.append(len(modules))
+            return read(x)
+
+        return forward
+
+    monkeypatch.setattr(lm.half_body, "products", counted)
+    out = lm.generate([lm.encode("the bird sang")], max_new_tokens=4)
+    blocks = len(lm.model.base_model.layers)
+    assert len(calls) == 4 * blocks * (len(out[0]) - 1)  # the first token is the prompt's
+    assert sorted(set(calls)) == [1, 2, 3]
+
+
+def test_half_body_setting_is_on_unless_turned_off(monkeypatch):
+    from backends.settings import load_settings
+
+    monkeypatch.delenv("NONCE_HALF_BODY", raising=False)
+    assert load_settings().half_body
+    monkeypatch.setenv("NONCE_HALF_BODY", "off")
+    assert not load_settings().half_body

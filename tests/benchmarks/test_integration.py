@@ -21,6 +21,8 @@ RUNS = {
     "packed": ["--learner", "centroid,college", "--shots", "1", "--max-new-tokens", "8"],
     # each token through the lean step and through transformers' forward
     "steps": ["--learner", "centroid", "--shots", "1", "--max-new-tokens", "8"],
+    # each decoding step reading the blocks' weights as fp32 and as fp16
+    "half": ["--learner", "centroid,prompting", "--shots", "1", "--max-new-tokens", "8"],
     "perf": [
         "--learner",
         "centroid",
@@ -89,12 +91,19 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     # body differs from the plain one by rounding only; the lean step is the same arithmetic,
     # its joint products (the shipped step) or its products apart
     matching = {r["learner"]: r["matching"] for r in perf if "matching" in r}
+    half = matching.pop("int8 head, packed body, lean step, fp16 weights / fp32 head")
     assert matching == {
         "int8 head / fp32 head": 1.0,
         "int8 head, packed body / fp32 head": 1.0,
         "int8 head, packed body, lean step, products apart / fp32 head": 1.0,
         "int8 head, packed body, lean step / fp32 head": 1.0,
     }
+    assert half in (0.0, 1.0)  # one definition: fp16 weights round, so it may differ
+    # fp16 weights are half the bytes a token reads of the blocks' products
+    floors = {r["case"]: r for r in perf if r["case"].startswith("decode, per token vs floor")}
+    fp16 = floors["decode, per token vs floor (int8 head, packed body, lean step, fp16 weights)"]
+    fp32 = floors["decode, per token vs floor (int8 head, packed body, lean step)"]
+    assert fp16["weights_gb"] < fp32["weights_gb"] - 0.15 and fp16["config"]["half_body"]
 
     int8 = json.loads((tmp_path / "int8.json").read_text())["results"]
     assert {r["case"] for r in int8 if r["learner"] == "fp32 (items 1-2)"} == {
@@ -121,6 +130,13 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     steps = json.loads((tmp_path / "steps.json").read_text())["results"]
     matches = {r["learner"]: r["matching"] for r in steps if "matching" in r}
     assert matches == {"lean step/transformers step (centroid, items 1-2)": 1.0}
+
+    half = json.loads((tmp_path / "half.json").read_text())["results"]
+    matches = {r["learner"]: r["matching"] for r in half if "matching" in r}
+    assert set(matches) == {
+        f"fp16 weights/fp32 weights ({n}, items 1-2)" for n in ("centroid", "prompting", "oracle")
+    }
+    assert all(m in (0.0, 0.5, 1.0) for m in matches.values())
 
     from demo.store import VoteStore
 
