@@ -44,6 +44,8 @@ _LEAD_MARKS = re.compile(r"^[,;:]+\s*")
 
 
 _QUOTATION_MARK = re.compile(f"([{QUOTATION_MARKS}])")
+# Spaces, then a mark that ends a sentence or a clause (`tidy_stops`).
+_SPACED_STOP = re.compile(r"\s+[.,;:!?]")
 
 
 def tidy_quotes(text: str) -> str:
@@ -61,6 +63,17 @@ def tidy_quotes(text: str) -> str:
                 parts[k + 1] = after.lstrip(" ")
         elif not after or after[0] in " .,;:!?)]}":  # a closing one: the text before it ends
             parts[k - 1] = before.rstrip(" ")
+    return "".join(parts)
+
+
+def tidy_stops(text: str) -> str:
+    """`text` without a space between a closing quotation mark and a full stop, comma,
+    colon, semicolon, '!' or '?' right after it: '"a part of the human being" .' -> '...
+    being".' Marks alternate as in `tidy_quotes`, so an opening mark keeps its space."""
+    parts = _QUOTATION_MARK.split(text)  # text, mark, text, mark, ..., text
+    for k in range(3, len(parts), 4):  # the closing marks
+        if _SPACED_STOP.match(parts[k + 1]):
+            parts[k + 1] = parts[k + 1].lstrip()
     return "".join(parts)
 
 
@@ -105,7 +118,8 @@ def first_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
     match = _sentence_end(text, decoding)
     if match is not None:
         text = text[: match.start() if match.group() == "\n" else match.end()].strip()
-    return tidy_quotes(text) if decoding.tidy_quotes else text
+    text = tidy_quotes(text) if decoding.tidy_quotes else text
+    return tidy_stops(text) if decoding.tidy_stops else text
 
 
 # Shown after a definition that its token budget cut before any sentence end: a reader

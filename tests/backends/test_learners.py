@@ -236,6 +236,18 @@ def test_a_definition_is_shown_without_spaces_just_inside_its_quotation_marks():
     assert not Decoding.from_record(old).tidy_quotes
 
 
+def test_a_definition_is_shown_without_a_space_between_a_closing_quote_and_its_stop():
+    # Greedy DefGen (centroid, skin) and sampled for battles
+    raw = 'a "body" or "a part of the human being" . It is'
+    assert first_sentence(raw) == 'a "body" or "a part of the human being".'
+    assert first_sentence('a "plural noun" , a word.') == 'a "plural noun", a word.'
+    assert first_sentence('being "bright" : dazzling.') == 'being "bright": dazzling.'
+    # a stored vote's decoding, from before the rule, is shown as its battle was
+    old = {k: v for k, v in Decoding().record().items() if k != "tidy_stops"}
+    before = Decoding.from_record(old)
+    assert first_sentence(raw, before) == 'a "body" or "a part of the human being" .'
+
+
 def test_a_definition_is_shown_without_the_mark_it_began_with():
     # sampled for a battle: ', "to give up" or "to let go," in the English language.'
     assert first_sentence(', "to give up" or "to let go."') == '"to give up" or "to let go."'
