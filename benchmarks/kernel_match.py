@@ -1,6 +1,6 @@
 """Does a faster kernel change definitions? Greedy DefGen definitions with a reference
 kernel and a faster one, item by item, side by side in one process: the share that match
-word for word, and the time each took. Three pairs are measured:
+word for word, and the time each took. Four pairs are measured:
 
 - `int8`: the LM's output layer in fp32 against the int8 shortlist (backends/int8_head.py);
 - `packed`: the body's linear layers plain against oneDNN's packed weights

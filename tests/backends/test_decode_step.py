@@ -129,6 +129,24 @@ def test_real_lm_definitions_are_the_same_through_either_step(real_lm):
     assert out[True] == out[False]
 
 
+def three_steps(lm, slot, prompts, **products):
+    """(the lean step's final states, transformers' forward's) for three tokens after the
+    prompts, the step reading the blocks through `products` (`packed=` or `half=`), every
+    block's products read jointly or from the fp16 copies."""
+    hidden, cache, mask = lm.prefill(prompts, slot)
+    positions = mask.sum(-1, keepdim=True) - 1
+    lean = DecodeStep(lm.model, cache, mask, positions, new_tokens=6, **products)
+    assert all(f is not None for f in lean.qkv + lean.gate_up)
+    if "half" in products:  # o and down too
+        assert all(f is not None for f in lean.o + lean.down)
+    for token in (5, 9, 11):
+        ids = torch.full((len(prompts), 1), token)
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        positions = positions + 1
+        expected = lm.hidden(ids, mask, slot, past=cache, positions=positions).last_hidden_state
+        yield lean.step(lm.embed(ids, slot)), expected[:, -1]
+
+
 @torch.no_grad()
 def test_joint_products_give_what_the_separate_layers_give():
     """With packed CPU linears, each block's q, k, v and its gate and up are read as one
@@ -140,17 +158,8 @@ def test_joint_products_give_what_the_separate_layers_give():
     lm.use_packed_linears()
     slot = random_slot(lm, 3, seed=5)
     prompts = padded_prompts(lm)
-    hidden, cache, mask = lm.prefill(prompts, slot)
-    positions = mask.sum(-1, keepdim=True) - 1
-    lean = DecodeStep(lm.model, cache, mask, positions, new_tokens=6, packed=lm.packed)
-    assert all(f is not None for f in lean.qkv + lean.gate_up)
-    for token in (5, 9, 11):
-        ids = torch.full((len(prompts), 1), token)
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-        positions = positions + 1
-        expected = lm.hidden(ids, mask, slot, past=cache, positions=positions).last_hidden_state
-        got = lean.step(lm.embed(ids, slot))
-        assert torch.allclose(got, expected[:, -1], atol=1e-4), (got - expected[:, -1]).abs().max()
+    for got, expected in three_steps(lm, slot, prompts, packed=lm.packed):
+        assert torch.allclose(got, expected, atol=1e-4), (got - expected).abs().max()
 
     rows = [lm.vocab_size + i for i in range(3)]
     out = {}
@@ -176,18 +185,8 @@ def test_fp16_step_weights_stay_near_the_fp32_states():
     assert half.replaced == sum(m.weight.numel() * 4 for m in linears)
     assert half.nbytes * 2 == half.replaced
     slot = random_slot(lm, 3, seed=6)
-    prompts = padded_prompts(lm)
-    hidden, cache, mask = lm.prefill(prompts, slot)
-    positions = mask.sum(-1, keepdim=True) - 1
-    lean = DecodeStep(lm.model, cache, mask, positions, new_tokens=6, half=half)
-    assert all(f is not None for f in lean.qkv + lean.o + lean.gate_up + lean.down)
-    for token in (5, 9, 11):
-        ids = torch.full((len(prompts), 1), token)
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-        positions = positions + 1
-        expected = lm.hidden(ids, mask, slot, past=cache, positions=positions).last_hidden_state
-        got = lean.step(lm.embed(ids, slot))
-        error = (got - expected[:, -1]).abs().max()
+    for got, expected in three_steps(lm, slot, padded_prompts(lm), half=half):
+        error = (got - expected).abs().max()
         assert 0 < error < 1e-2 * expected.abs().max(), error  # rounded, and only a little
 
 
