@@ -59,6 +59,10 @@ class HalfBody:
                     self._products[key] = packed, [m.out_features for m in group]
                     self.nbytes += weight.numel() * 2
                     self.replaced += sum(m.weight.numel() * m.weight.element_size() for m in group)
+                    if len(self._products) == 1:
+                        # one product now: a CPU whose fbgemm cannot multiply fails at load
+                        # (the pipeline then decodes with fp32 weights), not in a first Learn
+                        self.products(*group)(torch.zeros(1, group[0].in_features))
 
     def products(self, *modules: nn.Linear) -> Callable[[torch.Tensor], Sequence] | None:
         """x [..., d_in] -> each module's output, from one fp16 product; None for layers
