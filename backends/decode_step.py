@@ -44,6 +44,20 @@ def supports(model) -> bool:
     return getattr(model.config, "model_type", None) in SUPPORTED
 
 
+def block_products(block, packed=None, half=None) -> list:
+    """A block's four products as the step reads them, in `step_groups` order (q/k/v, o,
+    gate/up, down): all from the fp16 copies where there are some (backends/half_body.py),
+    else q/k/v and gate/up each as one product of the packed body; None where the step
+    calls the modules themselves."""
+
+    def read(group):
+        if half is not None:
+            return half.products(*group)
+        return packed.joint(*group) if packed is not None and len(group) > 1 else None
+
+    return [read(group) for group in step_groups(block)]
+
+
 class DecodeStep:
     """One token per row through the blocks; `step(embeds)` -> [B, d] final hidden states.
 
@@ -83,20 +97,11 @@ class DecodeStep:
         self.columns = torch.arange(width, device=mask.device)
         self.column = torch.tensor(prompt, device=mask.device)
         self.position = last_position.reshape(-1) + 1
-        # each norm's (1 + w), and per block its four products: q/k/v and gate/up read
-        # jointly, from the half-precision body (backends/half_body.py) where there is one,
-        # else from the packed body (o and down then through their own modules); None: the
-        # modules one by one
+        # each norm's (1 + w), and per block its four products (`block_products`)
         norms = (n for n in model.modules() if isinstance(n, Gemma3RMSNorm))
         self.scales = {id(n): 1.0 + n.weight.float() for n in norms}
-
-        def read(*group):
-            if half is not None:
-                return half.products(*group)
-            return packed.joint(*group) if packed is not None and len(group) > 1 else None
-
         self.qkv, self.o, self.gate_up, self.down = zip(
-            *([read(*group) for group in step_groups(b)] for b in self.layers)
+            *(block_products(b, packed, half) for b in self.layers)
         )
 
     def keep(self, index: torch.Tensor) -> None:

@@ -49,7 +49,7 @@ def _load_lm(name: str, device: str) -> NonceLM:
         except (RuntimeError, AttributeError, NotImplementedError) as err:
             # oneDNN is missing from some torch builds: the plain layers give the same results.
             log.warning("packed linear layers unavailable (%s); using the plain ones", err)
-    if settings.half_body and device == "cpu":
+    if settings.half_body and settings.lean_steps and device == "cpu":  # only the step reads it
         try:
             lm.use_half_body()
         except (RuntimeError, AttributeError, NotImplementedError) as err:

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from backends.decode_step import block_products
 from backends.definitions import define
 from backends.half_body import step_groups
 from backends.inputs import Example
@@ -356,17 +357,10 @@ def body_products(lm, lean: bool) -> Callable[[], None]:
     where the packed body has them on), on one row of random input: timed apart from the
     step, they say how much of a token is the body's weights being read and how much is
     everything else."""
-    if lean and lm.half_body is not None:
-        joint = lm.half_body.products
-    elif lean and lm.packed is not None:
-        joint = lm.packed.joint
-    else:
-        joint = None
+    packed, half = (lm.packed, lm.half_body) if lean else (None, None)
     products = []  # (product, its input width)
     for block in lm.model.base_model.layers:
-        for group in step_groups(block):
-            one = len(group) == 1 and lm.half_body is None  # the packed body reads it alone
-            read = joint(*group) if joint is not None and not one else None
+        for group, read in zip(step_groups(block), block_products(block, packed, half)):
             width = group[0].in_features
             products += [(read, width)] if read is not None else [(m, width) for m in group]
     dtype = lm.input_matrix.dtype
