@@ -22,8 +22,10 @@ Bradley-Terry leaderboard (demo.ratings).
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing
 import random
+import re
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -119,22 +121,91 @@ def generate_samples(
 def score_samples(
     samples: list[Sample], references: list[str], scorer: BertScorer, seed: int
 ) -> None:
-    """BERTScore F1, ROUGE-L, identification among 30 references and degeneracy, per sample."""
+    """BERTScore F1, ROUGE-L, identification among 30 references (as written, and with the
+    real word masked) and degeneracy, per sample."""
     f1 = scorer.f1([s.reference for s in samples], [s.definition for s in samples])
     ref_vectors = scorer.sentence_vectors(references)  # [items, d]
-    def_vectors = scorer.sentence_vectors([s.definition for s in samples])  # [samples, d]
-    cosines = def_vectors @ ref_vectors.T  # [samples, items]
-    for s, score, row in zip(samples, f1, cosines.tolist()):
-        others = [row[i] for i in metrics.distractors(len(references), s.item, DISTRACTORS, seed)]
+    cosines, masked_cosines = identification_cosines(samples, ref_vectors, scorer)
+    for s, score, row, masked_row in zip(samples, f1, cosines, masked_cosines):
+        others = metrics.distractors(len(references), s.item, DISTRACTORS, seed)
         # A definition that says the word it defines names it for free; the stand-in string
         # is what a learner's definition could say, the real word what the oracle's could.
         said = s.word if s.learner == ORACLE else STAND_IN
         s.scores = {
             "bertscore_f1": score,
             "rouge_l": metrics.rouge_l(s.reference, s.definition),
-            "identified": float(metrics.identified(row[s.item], others)),
+            "identified": float(metrics.identified(row[s.item], [row[i] for i in others])),
             "degenerate": float(metrics.degenerate(s.definition, said)),
+            **masked_scores(s, masked_row, others),
         }
+
+
+def identification_cosines(samples: list[Sample], ref_vectors, scorer: BertScorer):
+    """Per sample, its definition's cosine to every reference ([samples][items]), as
+    written and with the real word masked."""
+    def_vectors = scorer.sentence_vectors([s.definition for s in samples])  # [samples, d]
+    hidden = [metrics.masked(s.definition, s.word, STAND_IN) for s in samples]
+    masked_vectors = scorer.sentence_vectors(hidden)
+    return (def_vectors @ ref_vectors.T).tolist(), (masked_vectors @ ref_vectors.T).tolist()
+
+
+def masked_scores(sample: Sample, masked_row: list[float], others: list[int]) -> dict:
+    """Whether the definition names the real word, and whether it is identified with that
+    name masked. A learner is banned from saying only its new token, the oracle from its
+    word: college's definitions, written from the row of the word its LM reader read,
+    often name that word ('"to bruise" or ...'), the one thing the oracle may not do. With
+    the word masked for every learner and the oracle alike, identification counts what a
+    definition says of the word, not its name."""
+    return {
+        "names_word": float(metrics.names_word(sample.definition, sample.word)),
+        "identified_masked": float(
+            metrics.identified(masked_row[sample.item], [masked_row[i] for i in others])
+        ),
+    }
+
+
+def rescore_masked(record: dict, scorer: BertScorer) -> int:
+    """Add `names_word` and `identified_masked` (per sample, their means per row and the
+    masked gap closed) to a DefGen run record written before they existed, from the
+    definitions it keeps. Returns how many samples' `identified`, recomputed on the way,
+    differ from the record's (0: the record's own scoring was reproduced)."""
+    from backends.shared_data import REPO_ROOT
+
+    rows = [row for row in record["results"] if row.get("samples")]
+    items = [item for p in record["data"].split(",") for item in data.load_defgen(REPO_ROOT / p)]
+    start = (record.get("settings") or {}).get("offset", 0)
+    count = 1 + max(s["item"] for row in rows for s in row["samples"])
+    references = [item.definition for item in items[start : start + count]]
+    seed = int(m.group(1)) if (m := re.search(r"--seed[ =](\d+)", record["command"])) else 0
+    samples = [
+        Sample(k["item"], k["word"], row["shots"], row["learner"], k["definition"], "")
+        for row in rows
+        for k in row["samples"]
+    ]
+    cosines, masked_cosines = identification_cosines(
+        samples, scorer.sentence_vectors(references), scorer
+    )
+    kept = iter(k for row in rows for k in row["samples"])
+    differ = 0
+    for s, row, masked_row, sample in zip(samples, cosines, masked_cosines, kept):
+        others = metrics.distractors(len(references), s.item, DISTRACTORS, seed)
+        differ += metrics.identified(row[s.item], [row[i] for i in others]) != sample["identified"]
+        sample.update(masked_scores(s, masked_row, others))
+    masked_means = {}
+    for row in rows:
+        for metric in ("names_word", "identified_masked"):
+            row[metric] = round(_mean([k[metric] for k in row["samples"]]), 4)
+        masked_means[row["learner"], row["shots"]] = row["identified_masked"]
+    for row in rows:
+        base = masked_means.get((CENTROID, row["shots"]))
+        top = masked_means.get((ORACLE, row["shots"]))
+        if base is not None and top is not None:
+            gap = metrics.gap_closed(row["identified_masked"], base, top)
+            row["gap_closed_identified_masked"] = None if math.isnan(gap) else round(gap, 4)
+        # its config and definitions stay last, as in a new run's row
+        tail = {k: row.pop(k) for k in list(row) if k in ("config", "samples")}
+        row.update(tail)
+    return differ
 
 
 def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) -> list[Result]:
@@ -151,7 +222,7 @@ def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) ->
             scores = dict(means[learner, k])
             scores.update(reading_scores(groups[learner, k]))
             if (CENTROID, k) in means and (ORACLE, k) in means:
-                for metric in ("identified", "bertscore_f1"):
+                for metric in ("identified", "identified_masked", "bertscore_f1"):
                     scores[f"gap_closed_{metric}"] = metrics.gap_closed(
                         scores[metric], means[CENTROID, k][metric], means[ORACLE, k][metric]
                     )

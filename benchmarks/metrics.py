@@ -25,8 +25,10 @@ __all__ = [
     "gap_closed",
     "identified",
     "lcs_length",
+    "masked",
     "median_rank",
     "mrr",
+    "names_word",
     "pearson",
     "rank_of",
     "reciprocal_rank",
@@ -122,6 +124,21 @@ def degenerate(definition: str, word: str) -> bool:
     if not said or word_pattern(word).search(definition):
         return True
     return repeats_ngram(said, 3) or repeats_word(said) or repeats_quotation(definition)
+
+
+def names_word(definition: str, word: str) -> bool:
+    """Whether a definition says `word` or an inflection of it ('to bruise', 'bruised')."""
+    from backends.nonce_lm import inflected_pattern
+
+    return bool(inflected_pattern(word).search(definition))
+
+
+def masked(definition: str, word: str, mask: str) -> str:
+    """The definition with `word` and its inflections put as `mask`: what it says of the
+    word besides naming it ('"to bruise" or "to cause pain"' -> '"to dax" or ...')."""
+    from backends.nonce_lm import inflected_pattern
+
+    return inflected_pattern(word).sub(mask, definition)
 
 
 def identified(own: float, others: Sequence[float]) -> bool:

@@ -148,6 +148,14 @@ shots) over `n` items. Choices that shape the numbers:
   each other), ROUGE-L F1. The `oracle` row is the LM defining
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
   centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
+  `names_word`: the definition says the real word or an inflection of it. The oracle is
+  banned from its word while decoding and a learner only from its new token, so a
+  learner whose definition is the LM's definition of the word it read the new word as
+  (college) may name it ('"to bruise" or "to cause pain"'): `identified_masked` is
+  identification with the real word's forms masked (as "dax") in every definition, the
+  oracle's too, what a definition says of the word besides its name. Both were added on
+  2026-11-28 to the version-4 records by `python -m benchmarks rescore` (each record's
+  note says so), which recomputed every recorded identification on the way unchanged.
 - DefGen rows of `college` from 2026-11-26 on also say what its LM reader read the word
   as (each sample's `read_as`, the heaviest words and their weights): `read_first` is the
   share of items whose heaviest word is the real word, `identified_read_first` /
@@ -294,6 +302,9 @@ HEADLINE_COLUMNS = (
     ("nonce", 1, "median_rank", "median rank"),
     ("defgen", 1, "identified", "DefGen identified k=1"),
     ("defgen", 3, "identified", "k=3"),
+    ("defgen", 1, "identified_masked", "identified, word masked k=1"),
+    ("defgen", 3, "identified_masked", "k=3"),
+    ("defgen", 3, "names_word", "names the word k=3"),
     ("defgen", 3, "degenerate", "degenerate k=3"),
     ("defgen", 1, "bertscore_f1", "BERTScore k=1"),
     ("defgen", 3, "bertscore_f1", "k=3"),

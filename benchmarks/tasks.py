@@ -49,6 +49,10 @@ ROUGE = Metric("rouge_l", True, "ROUGE-L F1 vs the reference")
 IDENTIFIED = Metric(
     "identified", True, "share of definitions closer to their own reference than to 29 others"
 )
+IDENTIFIED_MASKED = Metric(
+    "identified_masked", True, "identified, with the real word's forms masked in every definition"
+)
+NAMES_WORD = Metric("names_word", False, "share of definitions that say the real word")
 DEGENERATE = Metric(
     "degenerate",
     False,
@@ -89,7 +93,7 @@ TASKS: dict[str, Task] = {
             "DefGen: generated definition (first sentence) vs the WordNet gloss, 1-3 shots, "
             "with the oracle (the real word) as the ceiling",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
-            (IDENTIFIED, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
+            (IDENTIFIED, IDENTIFIED_MASKED, NAMES_WORD, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
             # 3: decoding limits a word's uses; `degenerate` counts word loops. 4: a word
             # quoted alone opens no second quotation; `degenerate` counts a repeated quotation
             4,

@@ -51,9 +51,11 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     assert {r["learner"] for r in defgen} >= {"centroid", "college", "oracle"}
     for row in defgen:  # each definition is kept, with the reader's scores
         assert len(row["samples"]) == row["n"] == 2
-        assert {"word", "definition", "identified", "degenerate"} <= set(row["samples"][0])
+        kept = {"word", "definition", "identified", "identified_masked", "names_word"}
+        assert kept | {"degenerate"} <= set(row["samples"][0])
         assert 0 <= row["identified"] <= 1 and 0 <= row["degenerate"] <= 1
-    assert "gap_closed_identified" in defgen[0]
+        assert 0 <= row["identified_masked"] <= 1 and 0 <= row["names_word"] <= 1
+    assert {"gap_closed_identified", "gap_closed_identified_masked"} <= set(defgen[0])
     # college says what the LM read the word as, and where the real word was among its words
     college = next(r for r in defgen if r["learner"] == "college")
     assert all("read_as" in s and isinstance(s["read_rank"], int) for s in college["samples"])

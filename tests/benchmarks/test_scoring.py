@@ -174,3 +174,115 @@ def test_cloze_counts_only_the_sentence_tokens(tiny_lm):
     body = tiny_lm.encode("the dax barked", "dax", tiny_lm.vocab_size, bos=False)
     assert lengths == [len(body)]
     assert rows[0][-len(body) :] == body
+
+
+def test_names_word_and_masked_read_its_inflections_whole():
+    assert metrics.names_word('"to bruise" or "to cause pain"', "bruise")
+    assert metrics.names_word("Bruised skin.", "bruise")  # case and a regular ending
+    assert not metrics.names_word("a mark on the skin, abruise", "bruise")  # part of a word
+    assert (
+        metrics.masked('a "mind" or the minds of men', "mind", "dax") == 'a "dax" or the dax of men'
+    )
+    assert metrics.masked("a mark on the skin", "bruise", "dax") == "a mark on the skin"
+
+
+def test_score_samples_masks_the_real_word_for_every_learner(tiny_scorer):
+    from benchmarks.defgen import ORACLE, score_samples
+
+    references = ["a heavy iron block to hammer metal on", "a small bird", "a cold drink"]
+    samples = [
+        Sample(0, "anvil", 3, "college", "an anvil, a heavy block of iron", references[0]),
+        Sample(0, "anvil", 3, ORACLE, "a heavy block of iron", references[0]),
+        Sample(1, "finch", 3, "centroid", "a small bird", references[1]),
+    ]
+    score_samples(samples, references, tiny_scorer, seed=0)
+    assert [s.scores["names_word"] for s in samples] == [1.0, 0.0, 0.0]
+    masked = [Sample(0, "anvil", 3, "college", "an dax, a heavy block of iron", references[0])]
+    score_samples(masked, references, tiny_scorer, seed=0)
+    # the named definition's masked score is the masked text's own identification
+    assert samples[0].scores["identified_masked"] == masked[0].scores["identified"]
+    for s in samples[1:]:  # nothing to mask: the same as identified
+        assert s.scores["identified_masked"] == s.scores["identified"]
+
+
+NEW_SCORES = ("names_word", "identified_masked")
+
+
+def old_record(scorer, folder):
+    """A DefGen record of three items as a run writes it, then stripped of the masked
+    scores as records written before them are; and the scores it had."""
+    import json
+
+    from benchmarks.defgen import ORACLE, score_samples
+
+    items = [
+        {"word": w, "examples": [f"the <nonce> {w}"], "definition": d}
+        for w, d in (("anvil", "an iron block"), ("finch", "a small bird"), ("tea", "a drink"))
+    ]
+    data = folder / "defgen.jsonl"
+    data.write_text("\n".join(json.dumps(i) for i in items) + "\n")
+    texts = {"centroid": "a bird", "college": "a tea, a drink", ORACLE: "a small bird"}
+    samples = [
+        Sample(i, item["word"], 1, name, text, item["definition"])
+        for name, text in texts.items()
+        for i, item in enumerate(items)
+    ]
+    score_samples(samples, [i["definition"] for i in items], scorer, seed=0)
+    rows = [
+        {
+            "learner": name,
+            "shots": 1,
+            "n": 3,
+            "identified": 0.0,
+            "samples": [
+                {"item": s.item, "word": s.word, "definition": s.definition, **s.scores}
+                for s in samples
+                if s.learner == name
+            ],
+        }
+        for name in texts
+    ]
+    scores = [[{k: s[k] for k in NEW_SCORES} for s in row["samples"]] for row in rows]
+    for row in rows:
+        for s in row["samples"]:
+            for k in NEW_SCORES:
+                del s[k]
+    record = {"task": "defgen", "data": str(data), "settings": {"offset": 0}, "command": "defgen"}
+    return {**record, "results": rows}, scores
+
+
+def test_rescore_adds_the_masked_scores_to_an_old_record(tiny_scorer, tmp_path):
+    from benchmarks.defgen import rescore_masked
+
+    record, scores = old_record(tiny_scorer, tmp_path)
+    rows = record["results"]
+    assert rescore_masked(record, tiny_scorer) == 0
+    assert [[{k: s[k] for k in NEW_SCORES} for s in row["samples"]] for row in rows] == scores
+    college = rows[1]
+    assert college["names_word"] == pytest.approx(1 / 3, abs=1e-4)  # tea, the third item
+    assert list(college)[-1] == "samples"  # the new means sit before it, as in a new run
+    assert "gap_closed_identified_masked" in college
+    rows[0]["samples"][0]["identified"] = 1.0 - rows[0]["samples"][0]["identified"]
+    assert rescore_masked(record, tiny_scorer) == 1  # a record it does not reproduce
+
+
+def test_rescore_command_writes_only_records_it_reproduces(tiny_scorer, tmp_path, monkeypatch):
+    import json
+
+    import benchmarks.bertscore
+    from benchmarks.__main__ import main
+
+    monkeypatch.setattr(benchmarks.bertscore, "BertScorer", lambda: tiny_scorer)
+    record, _ = old_record(tiny_scorer, tmp_path)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(record))
+    record["results"][0]["samples"][0]["identified"] = 2.0  # no identification reads 2
+    bad.write_text(json.dumps(record))
+    assert main(["rescore", str(good), str(bad)]) == 0
+    assert "identified_masked" in json.loads(good.read_text())["results"][0]
+    assert "rescore" in json.loads(good.read_text())["note"]
+    assert json.loads(bad.read_text()) == record  # left as it was
+    assert main(["rescore"]) == 2  # nothing to rescore
+    (tmp_path / "perf.json").write_text(json.dumps({"task": "perf", "results": []}))
+    assert main(["rescore", str(tmp_path / "perf.json")]) == 2
+    assert main(["cloze", str(good)]) == 2  # a task takes no record files
