@@ -160,6 +160,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from backends import vocab_select
 from backends.blocked_words import SLURS
 from backends.function_words import MODALS, PARTICLES, UNFINISHED, is_content_word
 
@@ -610,7 +611,7 @@ def requoted(generated: Sequence[int], text: str, forms: TokenForms) -> set[int]
 def pick(logprobs: torch.Tensor, decoding: Decoding, generator: torch.Generator | None):
     """[L, V'] adjusted log-probabilities -> [L] chosen token ids (argmax or a sample)."""
     if decoding.greedy:
-        return logprobs.argmax(-1)
+        return vocab_select.argmax(logprobs)  # torch's argmax, about 5x faster over 262k
     scores = logprobs / decoding.temperature
     if decoding.top_k:
         kth = scores.topk(min(decoding.top_k, scores.shape[-1]), dim=-1).values[..., -1:]

@@ -271,6 +271,35 @@ def test_int8_head_shortlists_and_the_choice_is_made_in_fp32():
     lm.head_int8 = None
 
 
+def test_int8_head_reads_its_outlier_columns_as_fp16_or_else_fp32(monkeypatch):
+    from backends import int8_head
+    from tests.conftest import build_tiny_lm
+
+    lm = build_tiny_lm()
+    hidden = torch.randn(6, lm.dim) * 3
+    lm.use_int8_head(outliers=4, shortlist=3)
+    head = lm.head_int8
+    assert head.outlier_half is not None  # fbgemm's fp16 product runs on this CPU
+    half_bytes = head.nbytes
+    with torch.no_grad():
+        halved = head(hidden)
+        head.outlier_half = None  # the fp32 columns, as before
+        whole = head(hidden)
+    assert head.nbytes - half_bytes == head.outlier_cols.numel() * 2
+    assert (halved - whole).abs().max() < 1e-2  # fp16 rounding of 4 weights a logit
+    assert torch.equal(halved.argmax(-1), whole.argmax(-1))
+
+    def cannot(*args):
+        raise RuntimeError("no fp16 here")
+
+    monkeypatch.setattr(torch.ops.quantized, "linear_prepack_fp16", cannot)
+    lm.use_int8_head(outliers=4, shortlist=3)
+    assert lm.head_int8.outlier_half is None  # a CPU without it reads the fp32 columns
+    with torch.no_grad():
+        assert torch.allclose(lm.head_int8(hidden), whole)
+    lm.head_int8 = None
+
+
 def test_target_logprobs_take_the_normaliser_from_the_int8_head_when_it_is_on():
     """The reader's right-context scores: exact fp32 without the int8 head (and under a
     gradient); with it, the target's logit exact and the normaliser within rounding."""
