@@ -272,7 +272,6 @@ def test_int8_head_shortlists_and_the_choice_is_made_in_fp32():
 
 
 def test_int8_head_reads_its_outlier_columns_as_fp16_or_else_fp32(monkeypatch):
-    from backends import int8_head
     from tests.conftest import build_tiny_lm
 
     lm = build_tiny_lm()
