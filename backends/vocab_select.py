@@ -15,7 +15,8 @@ can hold the answer are read with the index-keeping kernels:
   maxima. The top k of those k blocks' values are the row's top k (ties aside).
 
 Columns past the last whole block (the new words' columns after the vocabulary) are read
-as they are. Rows narrower than a few blocks go to torch directly.
+as they are. Rows narrower than a few blocks, and tensors on a GPU (whose argmax is fast,
+where each extra kernel is a launch), go to torch directly.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _blocks(x: torch.Tensor) -> tuple[torch.Tensor, int]:
 
 def argmax(x: torch.Tensor) -> torch.Tensor:
     """[R, V] -> [R] index of each row's max (its first, as `torch.argmax`)."""
-    if x.dim() != 2 or x.shape[1] < 4 * BLOCK:
+    if x.dim() != 2 or x.shape[1] < 4 * BLOCK or x.device.type != "cpu":
         return x.argmax(-1)
     blocks, whole = _blocks(x)
     rows = torch.arange(x.shape[0], device=x.device)
@@ -49,7 +50,7 @@ def argmax(x: torch.Tensor) -> torch.Tensor:
 def topk_indices(x: torch.Tensor, k: int) -> torch.Tensor:
     """[R, V] -> [R, k] indices of each row's k largest values, largest first (the set
     `torch.topk` gives, ties aside)."""
-    if x.dim() != 2 or x.shape[1] < 4 * k * BLOCK:
+    if x.dim() != 2 or x.shape[1] < 4 * k * BLOCK or x.device.type != "cpu":
         return x.topk(min(k, x.shape[-1]), dim=-1).indices
     blocks, whole = _blocks(x)
     chosen = blocks.amax(-1).topk(k, dim=-1).indices  # [R, k]
