@@ -142,10 +142,13 @@ def score_samples(
 
 def identification_cosines(samples: list[Sample], ref_vectors, scorer: BertScorer):
     """Per sample, its definition's cosine to every reference ([samples][items]), as
-    written and with the real word masked."""
+    written and with the real word masked (only definitions that name it read again)."""
     def_vectors = scorer.sentence_vectors([s.definition for s in samples])  # [samples, d]
-    hidden = [metrics.masked(s.definition, s.word, STAND_IN) for s in samples]
-    masked_vectors = scorer.sentence_vectors(hidden)
+    masked_vectors = def_vectors.clone()
+    hidden = {i: metrics.masked(s.definition, s.word, STAND_IN) for i, s in enumerate(samples)}
+    named = [i for i, text in hidden.items() if text != samples[i].definition]
+    if named:
+        masked_vectors[named] = scorer.sentence_vectors([hidden[i] for i in named])
     return (def_vectors @ ref_vectors.T).tolist(), (masked_vectors @ ref_vectors.T).tolist()
 
 

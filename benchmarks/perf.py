@@ -148,11 +148,9 @@ def half_body(lm):
     keeps its own setting)."""
     if lm.half_body is not None:
         return lm.half_body
-    if "half" not in lm._memo:
-        from backends.half_body import HalfBody
+    from backends.half_body import HalfBody
 
-        lm._memo["half"] = HalfBody(lm.model.base_model)
-    return lm._memo["half"]
+    return lm.memo("half_body", lambda: HalfBody(lm.model.base_model))
 
 
 def kernels(lm) -> list[Kernel]:
