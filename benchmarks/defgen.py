@@ -42,7 +42,7 @@ from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for,
 
 log = logging.getLogger(__name__)
 
-JUDGE = "auto:identify-minilm-l6"  # the annotator name the tournament's votes carry
+JUDGE = "auto:identify-masked-minilm-l6"  # the annotator name the tournament's votes carry
 DISTRACTORS = 29  # identification: the own reference against 29 others (chance 1/30)
 CENTROID = "centroid"  # the baseline that "gap closed" measures from
 
@@ -335,7 +335,8 @@ class Verdict:
 def judge(a: Verdict, b: Verdict, tie_margin: float) -> str:
     """A reader's verdict, automated: a degenerate definition loses to a usable one (both
     degenerate: 'both_bad'); otherwise the one that singles out its own reference by the
-    wider margin wins, a difference within `tie_margin` is a tie."""
+    wider margin (the real word masked, from task version 5) wins, a difference within
+    `tie_margin` is a tie."""
     if a.degenerate or b.degenerate:
         return "both_bad" if a.degenerate and b.degenerate else ("b" if a.degenerate else "a")
     if a.margin - b.margin > tie_margin:
@@ -371,19 +372,28 @@ def run_tournament(options: RunOptions) -> list[Result]:
         )
         examples = examples_for(item.examples[:k])
         texts = [_battle_definition(lm, name, item, examples, options) for name in pair]
-        cosines = (scorer.sentence_vectors(texts) @ ref_vectors.T).tolist()  # [2, items]
         others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
-        a, b = (
-            Verdict(
-                metrics.margin(row[number], [row[i] for i in others]),
-                metrics.degenerate(text, item.word if name == ORACLE else STAND_IN),
-            )
-            for name, text, row in zip(pair, texts, cosines)
-        )
+        a, b = battle_verdicts(scorer, ref_vectors, number, others, item.word, pair, texts)
         seen = Item(STAND_IN, tuple(ex.text for ex in examples))
         vote = judge(a, b, options.tie_margin)
         votes.append(AutoVote(seen, *pair, *texts, lm=lm.name, vote=vote, annotator=JUDGE))
     return _tournament_results(votes, options)
+
+
+def battle_verdicts(scorer, ref_vectors, number, others, word, names, texts) -> list[Verdict]:
+    """Each side's verdict on item `number` (reference rows `ref_vectors`, distractors
+    `others`): judged with the real word masked, as `identified_masked` is, so a learner
+    that names the word it read does not win on the name alone, which the oracle, banned
+    from its own word, may never write."""
+    judged = [metrics.masked(text, word, STAND_IN) for text in texts]
+    cosines = (scorer.sentence_vectors(judged) @ ref_vectors.T).tolist()  # [sides, items]
+    return [
+        Verdict(
+            metrics.margin(row[number], [row[i] for i in others]),
+            metrics.degenerate(text, word if name == ORACLE else STAND_IN),
+        )
+        for name, text, row in zip(names, texts, cosines)
+    ]
 
 
 def _battle_definition(lm, name: str, item, examples, options: RunOptions) -> str:

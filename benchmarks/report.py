@@ -184,7 +184,9 @@ shots) over `n` items. Choices that shape the numbers:
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
   random k in 1..3; a degenerate definition loses to a usable one (both: "both bad"),
   otherwise the one whose cosine to its own reference beats the best of the 29 others by
-  more wins, a difference <= 0.01 is a tie; online Elo (init 1000, K 4) and
+  more wins (from task version 5, with the real word masked in both definitions, as
+  `identified_masked`: naming the word is no margin of its own), a difference <= 0.01 is
+  a tie; online Elo (init 1000, K 4) and
   Bradley-Terry with 100 bootstrap rounds (95% interval). Task version 1 rows were
   judged by BERTScore F1 to the reference instead.
 - Chimera: the `oracle` row is the mean of the reference vectors of the two words a

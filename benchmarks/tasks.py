@@ -111,7 +111,8 @@ TASKS: dict[str, Task] = {
         Task(
             "tournament",
             "Automatic Elo tournament on DefGen items, the oracle included; a degenerate "
-            "definition loses, else the one that better identifies its reference wins",
+            "definition loses, else the one that better identifies its reference (the real "
+            "word masked) wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
             5,  # as DefGen's

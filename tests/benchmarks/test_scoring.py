@@ -90,6 +90,30 @@ def test_judge_prefers_usable_then_identifiable(a, b, verdict):
     assert judge(a, b, tie_margin=0.01) == verdict
 
 
+def test_the_tournament_judges_a_battle_with_the_real_word_masked(tiny_scorer):
+    from benchmarks.defgen import ORACLE, battle_verdicts
+
+    references = ["a heavy iron block to hammer metal on", "a small bird", "a cold drink"]
+    refs = tiny_scorer.sentence_vectors(references)
+    # naming the word is not a margin of its own: masked, the two texts are the same
+    named, unnamed = battle_verdicts(
+        tiny_scorer,
+        refs,
+        0,
+        [1, 2],
+        "anvil",
+        ("college", ORACLE),
+        ["an anvil, a heavy block", "an dax, a heavy block"],
+    )
+    assert named.margin == pytest.approx(unnamed.margin)
+    assert judge(named, unnamed, tie_margin=0.01) == "tie"
+    # ... and the oracle saying its own word is still degenerate, a learner's not
+    oracle, learner = battle_verdicts(
+        tiny_scorer, refs, 0, [1, 2], "anvil", (ORACLE, "college"), ["an anvil", "an anvil"]
+    )
+    assert oracle.degenerate and not learner.degenerate
+
+
 def test_reading_scores_split_identification_by_what_the_lm_read():
     def sample(word, read_as, identified):
         s = Sample(0, word, 3, "college", "a thing", "a thing", read_as=read_as)
