@@ -179,6 +179,12 @@ shots) over `n` items. Choices that shape the numbers:
   benchmarks.build_adverbs`) are 30 + 30 WordNet adverbs built as DefGen's words are
   (DefGen has none); their records, in `benchmarks/results/adverbs/`, are not in these
   tables either: the model card's "Adverbs" has them.
+- `benchmarks/results/copy-ban/` holds DefGen (dev and held out) and tournament runs with
+  `copy_cosine=0.75` in their decoding (the known word a learned vector copies banned,
+  with its inflections, and the oracle's word's inflections), run as a task version 5
+  of their own and not kept (held out, college's masked identification did not move and
+  its plain identification fell); not in these tables: the model card's "Definitions
+  that name the word they read" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
@@ -386,8 +392,9 @@ OLDER = (
     "itself) and did not count such loops as degenerate; before version 4 without the "
     "quotation rule (a word quoted alone quoted again: the definition reader's "
     '\'"a" or "a" (plural)\' for every dev word), which the degenerate rate did not '
-    "count either. Kept to read what the model card cites; their numbers are not "
-    "comparable with version 4's."
+    "count either; the tournament's version 4 judged each definition with the real word "
+    "unmasked. Kept to read what the model card cites; their numbers are not comparable "
+    "with the newest version's."
 )
 
 HELD_OUT = (

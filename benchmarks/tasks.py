@@ -95,9 +95,8 @@ TASKS: dict[str, Task] = {
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (IDENTIFIED, IDENTIFIED_MASKED, NAMES_WORD, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
             # 3: decoding limits a word's uses; `degenerate` counts word loops. 4: a word
-            # quoted alone opens no second quotation; `degenerate` counts a repeated quotation.
-            # 5: decoding bans the known word a learned vector copies (`copy_cosine`)
-            5,
+            # quoted alone opens no second quotation; `degenerate` counts a repeated quotation
+            4,
             "benchmarks.defgen:run_defgen",
         ),
         Task(
@@ -115,7 +114,7 @@ TASKS: dict[str, Task] = {
             "word masked) wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
-            5,  # as DefGen's
+            5,  # DefGen's 4, and from 5 the judge reads the definitions with the word masked
             "benchmarks.defgen:run_tournament",
         ),
         Task(

@@ -196,8 +196,7 @@ def test_a_vector_that_copies_a_known_word_may_not_name_it(real_lm):
     assert oven[0] in forms and len(forms) > 2
     assert all(real_lm.token_forms().key[t].startswith("oven") for t in forms)
     assert set(copied_tokens(real_lm, copy, on)) >= forms
-    assert copied_tokens(real_lm, copy, Decoding(copy_cosine=0)) == []  # the rule off
-    assert set(copied_tokens(real_lm, copy, Decoding())) >= forms  # on by default
+    assert copied_tokens(real_lm, copy, Decoding()) == []  # off by default
     # a vector half way to another word is still read as both (cosine ~0.77 to each)
     door = real_lm.input_matrix[real_lm.encode(" door", bos=False)[0]].detach().float()
     half = NonceEmbedding("half", "dax", 0.5 * row + 0.5 * door, row.clone())
@@ -208,7 +207,7 @@ def test_a_vector_that_copies_a_known_word_may_not_name_it(real_lm):
     assert text and "oven" not in text
     # the oracle's real word is banned with its forms alike
     assert set(own_tokens(real_lm, "oven", on)) == forms
-    assert set(own_tokens(real_lm, "oven", Decoding(copy_cosine=0))) < forms  # own tokens only
+    assert set(own_tokens(real_lm, "oven")) < forms  # by default its own tokens only
     assert "oven" not in define_known(real_lm, ["oven"], decoding=on)[0].text.lower()
 
 
