@@ -13,9 +13,9 @@ The controls, applied to every row of the one batched generation (each a `Decodi
   definition alike. At 0.75, CoLLEGe's definitions named the word they read in 0-1% of
   DefGen items instead of 34% (dev) and 28% (held out) at k = 3, and were identified
   with that word masked 0.415 -> 0.46 on dev but 0.36 -> 0.36 on the held-out file,
-  where plain identification fell 0.46 -> 0.36: naming the word it read is what makes
-  a definition recognisable, so it stays off (model card, "Definitions that name the
-  word they read");
+  where plain identification fell 0.46 -> 0.36: naming the word it read is much of
+  what makes a definition recognisable, so it stays off (model card, "Definitions that
+  name the word they read");
 - no word n-gram may repeat inside a definition (`no_repeat_ngram`, as in Paulus, Xiong &
   Socher 2018, "A Deep Reinforced Model for Abstractive Summarization"); the rule reads
   the tokens as words (case, spaces and quotes ignored, a word's pieces joined), so
