@@ -373,26 +373,31 @@ def run_tournament(options: RunOptions) -> list[Result]:
         examples = examples_for(item.examples[:k])
         texts = [_battle_definition(lm, name, item, examples, options) for name in pair]
         others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
-        a, b = battle_verdicts(scorer, ref_vectors, number, others, item.word, pair, texts)
+        # the oracle may not say its real word; a learner may not say the made-up one
+        said = [item.word if name == ORACLE else STAND_IN for name in pair]
+        a, b = battle_verdicts(
+            scorer, ref_vectors, number, others, texts, item.word, STAND_IN, said
+        )
         seen = Item(STAND_IN, tuple(ex.text for ex in examples))
         vote = judge(a, b, options.tie_margin)
         votes.append(AutoVote(seen, *pair, *texts, lm=lm.name, vote=vote, annotator=JUDGE))
     return _tournament_results(votes, options)
 
 
-def battle_verdicts(scorer, ref_vectors, number, others, word, names, texts) -> list[Verdict]:
+def battle_verdicts(
+    scorer, ref_vectors, number, others, texts, real_word, mask, said
+) -> list[Verdict]:
     """Each side's verdict on item `number` (reference rows `ref_vectors`, distractors
-    `others`): judged with the real word masked, as `identified_masked` is, so a learner
-    that names the word it read does not win on the name alone, which the oracle, banned
-    from its own word, may never write."""
-    judged = [metrics.masked(text, word, STAND_IN) for text in texts]
+    `others`), for the tournament and the arena's automatic judge (demo/judge.py) alike.
+    A text is degenerate as `metrics.degenerate` reads it with its side's own word
+    (`said`); its margin is read with `real_word` masked as `mask`, as `identified_masked`
+    is, so a learner that names the word it read does not win on the name alone, which
+    the oracle, banned from its own word, may never write."""
+    judged = [metrics.masked(text, real_word, mask) for text in texts] if real_word else texts
     cosines = (scorer.sentence_vectors(judged) @ ref_vectors.T).tolist()  # [sides, items]
     return [
-        Verdict(
-            metrics.margin(row[number], [row[i] for i in others]),
-            metrics.degenerate(text, word if name == ORACLE else STAND_IN),
-        )
-        for name, text, row in zip(names, texts, cosines)
+        Verdict(metrics.margin(row[number], [row[i] for i in others]), metrics.degenerate(t, w))
+        for t, w, row in zip(texts, said, cosines, strict=True)
     ]
 
 

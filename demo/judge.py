@@ -1,11 +1,13 @@
 """The automatic judge on people's battles: the benchmarks' tournament reader, applied to a
 prepared item's two definitions so the leaderboard can say how often people agree with it.
 
-As `benchmarks.defgen.run_tournament` judges (its `judge` and `Verdict`, imported, not copied):
-each definition's first sentence is degenerate (empty, says the made-up word, repeats a word
-3-gram, loops on a word: `benchmarks.metrics.degenerate`) or not, and its identification
-margin is cos(own reference) - max cos(29 other references), by mean-pooled MiniLM sentence
-embeddings. A degenerate definition loses to a
+As `benchmarks.defgen.run_tournament` judges (its `battle_verdicts` and `judge`, imported,
+not copied): each definition's first sentence is degenerate (empty, says the made-up word,
+repeats a word 3-gram, loops on a word: `benchmarks.metrics.degenerate`) or not, and its
+identification margin is cos(own reference) - max cos(29 other references), by mean-pooled
+MiniLM sentence embeddings, read with the hidden real word masked as the made-up one (a
+definition that names the word is not judged on the name alone). A degenerate definition
+loses to a
 usable one (both: "both_bad"); otherwise the wider margin wins, within `tie_margin` a tie. The
 references are the pool's WordNet glosses (`Item.reference`); the 29 others are drawn from the
 pool, seeded per item, so every battle on an item faces the same line-up.
@@ -54,20 +56,15 @@ class PoolJudge:
             return None
         from backends.definitions import CUT_MARK, first_sentence
         from benchmarks import metrics
-        from benchmarks.defgen import Verdict, judge
+        from benchmarks.defgen import battle_verdicts, judge
 
         number = self._number[item]
         scorer, references = self._load()
         # the texts the tournament would score: a cut one without the mark shown after it
         texts = [first_sentence(out.removesuffix(CUT_MARK)) for out in (output_a, output_b)]
-        cosines = (scorer.sentence_vectors(texts) @ references.T).tolist()  # [2, references]
         others = metrics.distractors(len(self.items), number, DISTRACTORS, self.seed)
-        a, b = (
-            Verdict(
-                metrics.margin(row[number], [row[i] for i in others]),
-                metrics.degenerate(text, item.word),
-            )
-            for text, row in zip(texts, cosines, strict=True)
+        a, b = battle_verdicts(
+            scorer, references, number, others, texts, item.answer, item.word, [item.word] * 2
         )
         return judge(a, b, self.tie_margin)  # type: ignore[return-value]
 

@@ -91,25 +91,21 @@ def test_judge_prefers_usable_then_identifiable(a, b, verdict):
 
 
 def test_the_tournament_judges_a_battle_with_the_real_word_masked(tiny_scorer):
-    from benchmarks.defgen import ORACLE, battle_verdicts
+    from benchmarks.defgen import battle_verdicts
 
     references = ["a heavy iron block to hammer metal on", "a small bird", "a cold drink"]
     refs = tiny_scorer.sentence_vectors(references)
     # naming the word is not a margin of its own: masked, the two texts are the same
-    named, unnamed = battle_verdicts(
-        tiny_scorer,
-        refs,
-        0,
-        [1, 2],
-        "anvil",
-        ("college", ORACLE),
-        ["an anvil, a heavy block", "an dax, a heavy block"],
-    )
+    texts = ["an anvil, a heavy block", "an dax, a heavy block"]
+    named, unnamed = battle_verdicts(tiny_scorer, refs, 0, [1, 2], texts, "anvil", "dax", "xx")
     assert named.margin == pytest.approx(unnamed.margin)
     assert judge(named, unnamed, tie_margin=0.01) == "tie"
-    # ... and the oracle saying its own word is still degenerate, a learner's not
+    unmasked = battle_verdicts(tiny_scorer, refs, 0, [1, 2], texts, None, "dax", "xx")
+    assert unmasked[0].margin != pytest.approx(named.margin)  # the mask is what made them equal
+    # ... and a side saying its own word is degenerate: the oracle its real word, a
+    # learner the made-up one (the tournament's `said`)
     oracle, learner = battle_verdicts(
-        tiny_scorer, refs, 0, [1, 2], "anvil", (ORACLE, "college"), ["an anvil", "an anvil"]
+        tiny_scorer, refs, 0, [1, 2], ["an anvil", "an anvil"], "anvil", "dax", ["anvil", "dax"]
     )
     assert oracle.degenerate and not learner.degenerate
 

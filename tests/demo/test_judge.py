@@ -53,6 +53,17 @@ def test_a_degenerate_definition_loses_to_any_usable_one(judge, anvil):
     assert judge.verdict(anvil, "", "...") == "both_bad"  # nothing to read on either side
 
 
+def test_a_definition_naming_the_hidden_word_is_judged_on_the_rest(judge, anvil):
+    # as the tournament judges: the real word is masked as the made-up one before reading,
+    # so the name is not read as the answer (unmasked, these two tie: margins 0.199, 0.198)
+    assert judge.verdict(anvil, "an anvil, a heavy block.", "a heavy block.") == "b"
+    unmasked = PoolJudge([replace(item, answer=None) for item in _pool()])
+    assert (
+        unmasked.verdict(replace(anvil, answer=None), "an anvil, a heavy block.", "a heavy block.")
+        == "tie"
+    )
+
+
 def test_only_the_first_sentence_is_read_as_the_tournament_reads_it(judge, anvil):
     late = "a small brown bird. It is a heavy iron block that smiths hammer metal on."
     assert judge.verdict(anvil, late, "an iron block for shaping hot metal.") == "b"
