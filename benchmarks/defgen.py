@@ -335,8 +335,7 @@ class Verdict:
 def judge(a: Verdict, b: Verdict, tie_margin: float) -> str:
     """A reader's verdict, automated: a degenerate definition loses to a usable one (both
     degenerate: 'both_bad'); otherwise the one that singles out its own reference by the
-    wider margin (the real word masked, from task version 5) wins, a difference within
-    `tie_margin` is a tie."""
+    wider margin (`battle_verdicts` reads both), a difference within `tie_margin` is a tie."""
     if a.degenerate or b.degenerate:
         return "both_bad" if a.degenerate and b.degenerate else ("b" if a.degenerate else "a")
     if a.margin - b.margin > tie_margin:

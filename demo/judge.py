@@ -7,10 +7,10 @@ repeats a word 3-gram, loops on a word: `benchmarks.metrics.degenerate`) or not,
 identification margin is cos(own reference) - max cos(29 other references), by mean-pooled
 MiniLM sentence embeddings, read with the hidden real word masked as the made-up one (a
 definition that names the word is not judged on the name alone). A degenerate definition
-loses to a
-usable one (both: "both_bad"); otherwise the wider margin wins, within `tie_margin` a tie. The
-references are the pool's WordNet glosses (`Item.reference`); the 29 others are drawn from the
-pool, seeded per item, so every battle on an item faces the same line-up.
+loses to a usable one (both: "both_bad"); otherwise the wider margin wins, within
+`tie_margin` a tie. The references are the pool's WordNet glosses (`Item.reference`); the
+29 others are drawn from the pool, seeded per item, so every battle on an item faces the
+same line-up.
 
 The verdict is computed once, when a battle is made, and stored with it (`Matchup.auto_vote`):
 two short texts through MiniLM, a few milliseconds beside the seconds the LM spends sampling
