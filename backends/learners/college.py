@@ -243,6 +243,12 @@ class CollegeConfig:
     # oracle), and with one or two examples on every task (model card, "A sharper reading
     # for the definition").
     fitted_from: int = 3
+    # ... and that reading also weighs the best words by its own score over the whole
+    # vocabulary (`ReaderConfig.from_score`), not only those the slot, the blank prompt
+    # and the proposal each put first: the fitted weights lean on all three at once. The
+    # vectors' reading does not weigh them, so Chimera and Definitional Nonce do not
+    # change. 0: none (model card, "Candidates by the fitted score").
+    define_from_score: int = 64
     # The definition's reading scores the new word's lexeme, not one form of it, in each
     # example (`ReaderConfig.pool_forms`): "The wugs were singing" and "A small wug built
     # its nest" fit birds and bird, one each, and were read as group 0.52, bird 0.28; now
@@ -367,7 +373,8 @@ class CollegeLearner(Learner):
         if self._fitted is None:  # read once
             path = self.path / READER_WEIGHTS
             if path.exists():
-                self._fitted = fitted_reader(path, reader)
+                fitted = fitted_reader(path, reader)
+                self._fitted = replace(fitted, from_score=self.config.define_from_score)
             else:
                 log.warning("no %s beside the generator: the hand-set reader weights", path)
                 self._fitted = reader
@@ -394,10 +401,10 @@ class CollegeLearner(Learner):
         if self.config.lm_reader_weight > 0:
             # The generator proposes words, the LM reads every example with each in place
             reader = self.config.reader
-            found = candidate_features(lm, word, examples, reader, proposal=vin)
+            other = self.defining_reader(len(examples))
+            found = candidate_features(lm, word, examples, reader, proposal=vin, gather=other)
             if found is not None:
                 reading = weigh(lm, found, reader)
-                other = self.defining_reader(len(examples))
                 defining = reading if other == reader else weigh(lm, found, other)
         readings = []
         if reading is not None:  # blend in the LM's reading; the generator fixes the lengths

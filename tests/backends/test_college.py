@@ -305,7 +305,11 @@ def test_definitions_of_three_examples_or_more_are_read_with_the_fitted_weights(
     hand, fitted = learner.defining_reader(2), learner.defining_reader(3)
     lexemes = replace(ReaderConfig(), pool_forms=True)  # the definition reads lexemes
     assert hand == lexemes and learner.defining_reader(6) == fitted
-    assert fitted == replace(lexemes, weights=tuple(shipped["weights"]), temperature=1.0)
+    weights = tuple(shipped["weights"])
+    assert fitted == replace(lexemes, weights=weights, temperature=1.0, from_score=64)
+    # with define_from_score 0 the fitted reading weighs only the words the others do
+    alone = CollegeLearner(CollegeConfig(define_from_score=0)).defining_reader(3)
+    assert alone == replace(lexemes, weights=weights, temperature=1.0)
     # never with fitted_from 0; a reader given its own weights keeps them
     assert CollegeLearner(CollegeConfig(fitted_from=0)).defining_reader(3) == lexemes
     own = replace(ReaderConfig(), weights=(1.0,) * len(FEATURES))

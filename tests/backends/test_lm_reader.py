@@ -246,6 +246,55 @@ def test_a_candidates_score_is_its_evidence_weighed(tiny_lm):
         ReaderConfig(weights=(1.0, 2.0))
 
 
+def test_a_reader_with_from_score_also_weighs_its_own_best_words(tiny_lm):
+    """`from_score` adds the words a reader's own weights score best on the evidence every
+    word has (all but the right context), read on the right afterwards; gathered for a
+    second reader, they leave the first reader's reading as it was without them."""
+    examples = [Example("the small wug sang to me"), Example("my daughter fed the wug")]
+    bird = tiny_lm.input_matrix[tiny_lm.encode(" bird", bos=False)[0]]
+    config = ReaderConfig(from_slot=4, from_blank=4, from_proposal=2, exact_right=3)
+    fitted = replace(config, weights=(0.5, -0.2, 1.0, -0.5, 0.5, 3.0), temperature=1.0)
+    asker = replace(fitted, from_score=6)
+    plain = candidate_features(tiny_lm, "wug", examples, config, bird)
+    found = candidate_features(tiny_lm, "wug", examples, config, bird, gather=asker)
+    n = len(plain.rows)
+    assert plain.extra is None and found.extra[:n].logical_not().all()
+    added = found.forms[n:]
+    assert 0 < len(added) <= 6 and found.extra[n:].all()
+    assert not set(added.tolist()) & set(plain.forms.tolist())  # new words only
+    # the pool's own evidence is untouched, and so is the reading of a reader without it
+    assert torch.equal(found.features[:n], plain.features)
+    assert torch.equal(found.each[:n], plain.each)
+    assert torch.equal(weigh(tiny_lm, found, config).vector, weigh(tiny_lm, plain, config).vector)
+    assert weigh(tiny_lm, found, config).weights[n:].sum() == 0
+    # the asker weighs them all; each added word's evidence is the same as the pool's
+    assert weigh(tiny_lm, found, asker).weights[n:].sum() > 0
+    assert torch.allclose(found.each[n:].sum(1)[:, :-1], found.features[n:, :-1], atol=1e-4)
+    # they are the asker's best by its score without the right context, among the rest
+    # (the whole-word tokens that are neither candidates nor the examples' own words)
+    from backends.learners.lm_reader import split_at_word, with_left_context
+
+    parts = split_at_word(tiny_lm, "wug", examples)
+    prefixes = [parts[i][0] for i in with_left_context(tiny_lm, parts)]
+    evidence = [
+        slot_logprobs(tiny_lm, prefixes).sum(0),
+        len(prefixes) * slot_prior(tiny_lm),
+        blank_logprobs(tiny_lm, "wug", examples, config.blank_shots),
+        len(parts) * blank_prior(tiny_lm, config.blank_shots),
+        torch.zeros(tiny_lm.vocab_size),
+        torch.cosine_similarity(tiny_lm.input_matrix.float(), bird.float()[None], dim=-1),
+    ]
+    left = sum(w * e for w, e in zip(asker.weights, evidence))
+    allowed = word_tokens(tiny_lm).clone()
+    allowed[plain.forms] = False
+    allowed[list(example_word_ids(tiny_lm, "wug", examples))] = False
+    best = left.masked_fill(~allowed, float("-inf")).topk(len(added)).indices
+    assert sorted(added.tolist()) == sorted(best.tolist())
+    # a reader asking for them itself gathers them too
+    alone = candidate_features(tiny_lm, "wug", examples, asker, bird)
+    assert torch.equal(alone.forms, found.forms)
+
+
 def test_a_wide_pool_is_cut_on_the_left_before_it_is_read_on_the_right(tiny_lm):
     from backends.learners.lm_reader import candidate_scores, right_scores, split_at_word
 
