@@ -71,6 +71,10 @@ shots) over `n` items. Choices that shape the numbers:
   `college (reader v10)` are the learner before an adverb was a class of its own (its
   class guess weighed nouns, verbs and adjectives; its code changed, not its config: 2 of
   400 dev definitions and none held out changed, no score moved); rows named
+  `college (reader v11)` are the learner before the reading its definitions of three
+  examples or more are written from also weighed the fitted score's own best words (no
+  `define_from_score` in their config; with one or two examples, and its vectors, so
+  Chimera and Nonce, the same); rows named
   `college (quoted examples)` are the fourth version with its examples set before the
   definition prompt as a quoted usage note instead of a paragraph (`examples_in_prompt`
   "quoted" in their config),
