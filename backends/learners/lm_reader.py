@@ -616,10 +616,8 @@ def candidate_features(
     near = torch.zeros(len(index), device=lm.device)
     if proposal is not None:
         near = F.cosine_similarity(lm.input_matrix[index].float(), proposal.to(near)[None], dim=-1)
-    features = torch.stack(
-        [slot[index], prior[index], blank[index], prior_blank[index], torch.zeros_like(near), near],
-        dim=1,
-    )  # [n, F], the right context's column filled below
+    evidence = Evidence(slot, prior, blank, prior_blank, slot_each, blank_each, with_left)
+    features = evidence.features(index, near)  # [n, F], the right context's column filled below
     if config.right_tokens > 0:
         scores = features @ weights  # the rest of the evidence: what the right context adds to
         if 0 < config.right_pool < len(candidates):
@@ -633,7 +631,6 @@ def candidate_features(
         features[:, FEATURES.index("right")] = sum(right_each.unbind(1))  # in the examples' order
     else:
         right_each = torch.zeros(len(index), len(parts), device=lm.device)
-    evidence = Evidence(slot, prior, blank, prior_blank, slot_each, blank_each, with_left)
     each = evidence_each(lm, parts, index, evidence, right_each, config)
     forms = index
     if config.base_forms:
@@ -657,6 +654,12 @@ class Evidence(NamedTuple):
     slot_each: torch.Tensor | None
     blank_each: torch.Tensor | None
     with_left: list[int]  # the examples with a left context, the rows of `slot_each`
+
+    def features(self, index: torch.Tensor, near: torch.Tensor) -> torch.Tensor:
+        """[n, F] the words `index`'s evidence (`FEATURES`), their cosines to the proposal
+        `near` ([n]) beside it, the right context's column 0 (it is read for a few only)."""
+        columns = [self.slot, self.prior, self.blank, self.prior_blank]
+        return torch.stack([*(c[index] for c in columns), torch.zeros_like(near), near], dim=1)
 
 
 def evidence_each(
@@ -700,54 +703,35 @@ def extra_candidates(
     evidence every word already has (all of `FEATURES` but the right context) that are
     not candidates yet, their right context then read (its shortlist and full re-reads
     apart from the others', ranked by `asker`'s score), marked `extra`."""
-    weights = score_weights(asker).to(lm.device)
-    column = {name: i for i, name in enumerate(FEATURES)}
     near = torch.zeros(lm.vocab_size, device=lm.device)
     if proposal is not None:  # every row's cosine to it (the pool's, per candidate, alike)
         norms = lm.memo("input_row_norms", lambda: lm.input_matrix.float().norm(dim=-1))
         unit = F.normalize(proposal.float().to(lm.device), dim=0)
         near = (lm.input_matrix.float() @ unit) / norms.clamp_min(1e-8)
-    left = (
-        weights[column["slot"]] * evidence.slot
-        + weights[column["slot_prior"]] * evidence.prior
-        + weights[column["blank"]] * evidence.blank
-        + weights[column["blank_prior"]] * evidence.prior_blank
-        + weights[column["proposal"]] * near
-    )
+    every = evidence.features(torch.arange(lm.vocab_size, device=lm.device), near)  # [V, F]
+    left = every @ score_weights(asker).to(lm.device)  # the right context's column is 0
     allowed = words.clone()
     allowed[list(taken)] = False
     best = left.masked_fill(~allowed, float("-inf")).topk(asker.from_score)
     index = best.indices[best.values > float("-inf")]
     if not len(index):
         return found
-    features = torch.stack(
-        [
-            evidence.slot[index],
-            evidence.prior[index],
-            evidence.blank[index],
-            evidence.prior_blank[index],
-            torch.zeros(len(index), device=lm.device),
-            near[index],
-        ],
-        dim=1,
-    )
+    features = every[index]
     right_each = torch.zeros(len(index), len(parts), device=lm.device)
     if config.right_tokens > 0:
         right_each = right_scores(lm, parts, index, config, left[index], each=True)
-        features[:, column["right"]] = sum(right_each.unbind(1))
+        features[:, FEATURES.index("right")] = sum(right_each.unbind(1))
     each = torch.cat([found.each, evidence_each(lm, parts, index, evidence, right_each, config)])
     forms = index
     if config.base_forms:
         index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
-    old = torch.zeros(len(found.rows), dtype=torch.bool, device=lm.device)
-    if found.extra is not None:
-        old = found.extra
+    extra = torch.arange(len(found.rows) + len(index), device=lm.device) >= len(found.rows)
     return Candidates(
         torch.cat([found.rows, index]),
         torch.cat([found.features, features]),
         torch.cat([found.forms, forms]),
         each,
-        torch.cat([old, torch.ones(len(index), dtype=torch.bool, device=lm.device)]),
+        extra,
     )
 
 
