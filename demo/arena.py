@@ -39,6 +39,7 @@ _MATCHUP_FIELDS = (
     "decoding",
     "seed",
     "auto_vote",
+    "auto_judge",
 )
 
 
@@ -119,8 +120,17 @@ class Arena:
             )
             texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
             verdict = self.judge.verdict(item, *texts)
+        judged_by = None if verdict is None else self.judge.name
         matchup = Matchup(
-            item, a, b, *texts, lm_name(lm), decoding=decoding, seed=seed_kept, auto_vote=verdict
+            item,
+            a,
+            b,
+            *texts,
+            lm_name(lm),
+            decoding=decoding,
+            seed=seed_kept,
+            auto_vote=verdict,
+            auto_judge=judged_by,
         )
         return self.store.create_battle(matchup, annotator=annotator)
 

@@ -53,8 +53,11 @@ class Board:
     ratings: Leaderboard
     style: StyleBoard
     agreement: Agreement  # between two annotators, on battles shown twice
-    # between the vote and the automatic judge's verdict stored with its battle
+    # between the vote and the automatic judge's verdict stored with its battle, for verdicts
+    # of the judge as it reads now (`Boards.auto_judge`)
     with_judge: Agreement
+    # verdicts stored by another version of that judge, left out of `with_judge`
+    other_verdicts: int = 0
 
     def table(self) -> pd.DataFrame:
         rows = [
@@ -87,12 +90,13 @@ class Board:
         return self.ratings.win_rate
 
 
-def _board(judge: Judge, votes: list[Vote], rounds: int) -> Board:
+def _board(judge: Judge, votes: list[Vote], rounds: int, auto_judge: str | None) -> Board:
     matches = [(v.learner_a, v.learner_b, v.vote) for v in votes]
     styled = [(*m, len(v.output_a), len(v.output_b)) for m, v in zip(matches, votes, strict=True)]
     by_battle = {v.battle_id: v for v in votes}
     pairs = [(by_battle[v.repeat_of].vote, v.vote) for v in votes if v.repeat_of in by_battle]
-    judged = [(v.auto_vote, v.vote) for v in votes if v.auto_vote is not None]
+    verdicts = [v for v in votes if v.auto_vote is not None]
+    judged = [(v.auto_vote, v.vote) for v in verdicts if v.auto_judge == auto_judge]
     return Board(
         judge,
         len(votes),
@@ -100,14 +104,18 @@ def _board(judge: Judge, votes: list[Vote], rounds: int) -> Board:
         style_controlled(styled, rounds=rounds),
         agreement(pairs),
         agreement(judged),  # type: ignore[arg-type]
+        other_verdicts=len(verdicts) - len(judged),
     )
 
 
 class Boards:
-    """Cached leaderboards: a board is refitted only when its judge's vote count changed."""
+    """Cached leaderboards: a board is refitted only when its judge's vote count changed.
 
-    def __init__(self, store: VoteStore, rounds: int = 100) -> None:
-        self.store, self.rounds = store, rounds
+    People are compared with the verdicts of the automatic judge named `auto_judge` (the
+    arena's, `PoolJudge.name`); None compares them with verdicts stored without a name."""
+
+    def __init__(self, store: VoteStore, rounds: int = 100, auto_judge: str | None = None) -> None:
+        self.store, self.rounds, self.auto_judge = store, rounds, auto_judge
         self._cache: dict[tuple[str, str, str], tuple[int, Board]] = {}
         self._lock = threading.Lock()
 
@@ -130,6 +138,6 @@ class Boards:
                 for v in self.store.votes(judge)
                 if shown_sentences(v, sentences) and of_pos(v, pos)
             ]
-            board = _board(judge, votes, self.rounds)
+            board = _board(judge, votes, self.rounds, self.auto_judge)
             self._cache[key] = (count, board)
             return board

@@ -60,7 +60,7 @@ class Callbacks:
         self.store = store or VoteStore.open(settings.db_target)
         self.cache = engine.EmbeddingCache(settings.embedding_cache_size)
         self.arena = Arena(settings, self.store, self.cache)
-        self.boards = Boards(self.store, settings.leaderboard_rounds)
+        self.boards = Boards(self.store, settings.leaderboard_rounds, self.arena.judge.name)
         self.identities = Identities(settings.id_secret, settings.id_salt)
         self.exports = ExportFolder(settings.export_files_kept)
         # an export reads every vote: a few per minute per client address
@@ -239,8 +239,15 @@ def _board_note(board: Board) -> str:
     if board.judge == "human":
         note += (
             " Agreement with the automatic judge (the tournament's reader, on prepared words): "
-            f"{board.with_judge.summary('it judged')}."
+            f"{board.with_judge.summary('it judged')}"
         )
+        if board.other_verdicts:
+            plural = "" if board.other_verdicts == 1 else "s"
+            note += (
+                f" ({board.other_verdicts} verdict{plural} by another version of the judge"
+                " not counted)"
+            )
+        note += "."
     if board.preliminary:
         note += (
             f" Preliminary (fewer than {PRELIMINARY_BATTLES} battles; each vote still moves"

@@ -40,6 +40,7 @@ EXPORT_FIELDS = (
     "repeat_of",  # the battle this one showed again to another annotator; null otherwise
     "vote",
     "auto_vote",  # the automatic judge's verdict on this battle; null where it has none
+    "auto_judge",  # which automatic judge gave it; null before judges were named
     "annotator",
     "judge",
     "created_at",
@@ -145,7 +146,8 @@ def dataset_card(count: int | None, judge: Judge | None, data_file: str) -> str:
         "repeat_of names the battle a row showed again to a second annotator (agreement);\n"
         "auto_vote is the automatic judge's verdict on the same two definitions (the\n"
         "benchmarks' tournament reader: degenerate first, then which definition singles out\n"
-        "its reference among 30 by MiniLM sentence-embedding cosine), null where none.\n"
+        "its reference among 30 by MiniLM sentence-embedding cosine), null where none;\n"
+        "auto_judge names that judge's version (null for verdicts stored before 2026-11-28).\n"
         "Annotator ids are pseudonymous: a salted hash of a login or a server-issued id.\n"
     )
 

@@ -12,9 +12,11 @@ loses to a usable one (both: "both_bad"); otherwise the wider margin wins, withi
 29 others are drawn from the pool, seeded per item, so every battle on an item faces the
 same line-up.
 
-The verdict is computed once, when a battle is made, and stored with it (`Matchup.auto_vote`):
-two short texts through MiniLM, a few milliseconds beside the seconds the LM spends sampling
-them. The encoder and the pool's reference vectors are loaded at the first verdict.
+The verdict is computed once, when a battle is made, and stored with it (`Matchup.auto_vote`)
+under the judge's name (`Matchup.auto_judge`: the tournament's, so a change of reading there
+starts a fresh agreement count here): two short texts through MiniLM, a few milliseconds
+beside the seconds the LM spends sampling them. The encoder and the pool's reference vectors
+are loaded at the first verdict.
 
     judge = PoolJudge(pool)
     judge.verdict(item, "a heavy iron block", "a small bird")  # "a" | "b" | "tie" | "both_bad"
@@ -45,6 +47,16 @@ class PoolJudge:
         self.seed, self.tie_margin = seed, tie_margin
         self._loaded: tuple[Any, Any] | None = None  # (scorer, [references, d] unit vectors)
         self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """The judge's name as its verdicts store it: the tournament's, with any setting of
+        ours that differs from it, since verdicts of two readings must not be pooled."""
+        from benchmarks.defgen import JUDGE
+
+        if (self.seed, self.tie_margin) == (0, TIE_MARGIN):
+            return JUDGE
+        return f"{JUDGE}; seed {self.seed}, tie margin {self.tie_margin:g}"
 
     def judges(self, item: Item) -> bool:
         """Whether this item has a reference among enough others to judge it."""

@@ -112,6 +112,10 @@ class Matchup:
     # the automatic judge's verdict on the two definitions (demo/judge.py), computed once when
     # the battle is made; None where it has no reference (a person's own word, older rows)
     auto_vote: str | None = None
+    # which automatic judge gave that verdict (its name, e.g. "auto:identify-masked-minilm-l6"),
+    # so agreement never pools verdicts of two versions; None for verdicts stored before
+    # judges were named (2026-11-28), by whichever version judged then
+    auto_judge: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,9 +159,11 @@ _ADDED = {
     "pos": Text,
     "reference": Text,
     "auto_vote": Text,
+    "auto_judge": Text,
 }
 _ITEM_EXTRAS = ("answer", "pos", "reference")  # Item fields beside word and examples
-_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of", "auto_vote")  # Matchup fields as they are
+# Matchup fields as they are
+_MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of", "auto_vote", "auto_judge")
 _COPIED = (*_SHARED, *_ADDED)  # what a vote copies from its battle
 
 

@@ -133,14 +133,23 @@ def test_sampled_battles_on_prepared_words_store_the_automatic_judges_verdict(
     bob = Who(session="bob-session")
     first = cb.store.get_battle(cb.battle_pool(ALICE)["battle_id"])
     assert first.auto_vote in ("a", "b", "tie", "both_bad") and first.item.pos == "noun"
+    assert first.auto_judge == "auto:identify-masked-minilm-l6"  # the tournament's judge, named
     cb.vote(first.id, first.auto_vote, ALICE)  # Alice agrees with the judge
     again = cb.store.get_battle(cb.battle_pool(bob)["battle_id"])
     assert again.repeat_of == first.id and again.auto_vote == first.auto_vote  # not re-judged
+    assert again.auto_judge == first.auto_judge
     own = cb.battle_own("dax", "A dax ran.", ALICE)
-    assert cb.store.get_battle(own["battle_id"]).auto_vote is None  # no reference to read
+    own_battle = cb.store.get_battle(own["battle_id"])
+    assert (own_battle.auto_vote, own_battle.auto_judge) == (None, None)  # no reference to read
     note = cb.leaderboards(pos="noun")["human_note"]
     assert "automatic judge (the tournament's reader, on prepared words): 100% agreement" in note
+    assert "on 1 battle it judged" in note and "another version" not in note
+    # a verdict stored under another judge's name is left out of that agreement, and said so
+    older = replace(first, auto_judge="auto:identify-minilm-l6", repeat_of=None)
+    cb.vote(cb.store.create_battle(older, cb.identities.annotator(ALICE)).id, "a", ALICE)
+    note = cb.leaderboards(pos="noun")["human_note"]
     assert "on 1 battle it judged" in note
+    assert "(1 verdict by another version of the judge not counted)" in note
     cb.close()
 
 

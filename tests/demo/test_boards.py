@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from demo.boards import Boards
@@ -44,6 +46,24 @@ def test_people_are_compared_with_the_verdict_stored_with_each_battle(boards):
     assert judged.kappa == pytest.approx(0.5)
     assert boards.board("human", pos="verb").with_judge.observed == 1.0
     assert boards.board("auto").with_judge.pairs == 0
+
+
+def test_people_are_compared_only_with_the_judge_as_it_reads_now(sqlite_store):
+    # two versions of the judge gave verdicts; the person agrees with the new one each time
+    for n, (verdict, by) in enumerate([("a", "judge-v2"), ("b", "judge-v1"), ("b", None)]):
+        item = Item(f"blick{n}", ("A blick sat.",), "cat", "noun")
+        matchup = Matchup(item, "centroid", "college", "x", "y", "lm", auto_vote=verdict)
+        battle = sqlite_store.create_battle(replace(matchup, auto_judge=by), "anon-1")
+        sqlite_store.record_vote(battle.id, "a", annotator="anon-1")
+    board = Boards(sqlite_store, rounds=5, auto_judge="judge-v2").board("human")
+    assert (board.with_judge.pairs, board.with_judge.observed) == (1, 1.0)
+    assert board.other_verdicts == 2  # the older verdicts (one unnamed) are not pooled in
+    unnamed = Boards(sqlite_store, rounds=5).board("human")  # no name: the unnamed verdicts
+    assert (unnamed.with_judge.pairs, unnamed.with_judge.observed, unnamed.other_verdicts) == (
+        1,
+        0.0,
+        2,
+    )
 
 
 def test_a_learner_is_preliminary_until_it_has_fought_enough_battles(sqlite_store):

@@ -183,10 +183,12 @@ def test_sampling_settings_and_answer_are_stored_with_the_vote(vote_store: VoteS
     sampled = Matchup(
         item, "hice", "additive", "x", "y", "lm", decoding='{"t": 0.8}', seed=7, auto_vote="b"
     )
+    sampled = replace(sampled, auto_judge="auto:judge-v1")
     battle = vote_store.create_battle(sampled, annotator="anon-1")
     vote = vote_store.record_vote(battle.id, "tie", annotator="anon-1")
     assert vote.item == item  # answer, part of speech and reference gloss come back
     assert (vote.decoding, vote.seed, vote.auto_vote, vote.vote) == ('{"t": 0.8}', 7, "b", "tie")
+    assert vote.auto_judge == "auto:judge-v1"  # and which judge gave the verdict
     assert vote_store.get_battle(battle.id) == battle
     with pytest.raises(ValueError, match="unknown automatic verdict 'better'"):
         vote_store.create_battle(replace(sampled, auto_vote="better"), annotator="anon-1")
