@@ -41,6 +41,12 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets" / "college"
 DEFAULT_PATH = ASSETS / "minilm-l6__gemma-3-270m"
 # The LM reader's fitted evidence weights, in a generator's folder (`CollegeConfig.fitted_from`).
 READER_WEIGHTS = "reader_weights.json"
+# How often readings were right, by k and by how sure they looked, on words no benchmark
+# uses (`training/reading_calibration.py`): the card's "read as" weights are the reading's
+# mixture, sharpened on purpose, not a probability.
+READING_CALIBRATION = "reading_calibration.json"
+# bands of the reading's top weight: [0, 0.5), [0.5, 0.9), [0.9, 0.99), [0.99, 1]
+SURE_EDGES = (0.5, 0.9, 0.99)
 TRAIN_COMMAND = "python -m training.college --out assets/college/minilm-l6__gemma-3-270m"
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 
@@ -327,11 +333,39 @@ def examples_prefix(examples: list[Example], layout: str) -> str:
     return head + between.join(f"{mark}{e.text.strip()}{mark}" for e in examples) + end
 
 
-def read_as_note(words: list[tuple[str, float]], word_class: str | None = None) -> str:
+def sure_band(weight: float) -> int:
+    """The band of a reading's top weight (`SURE_EDGES`): how many edges it reaches."""
+    return sum(weight >= edge for edge in SURE_EDGES)
+
+
+def reading_record(calibration: dict, k: int, weight: float) -> tuple[int, int, int] | None:
+    """(right, readings, k measured) for readings as sure as `weight` from `k` examples in
+    a calibration table (`READING_CALIBRATION`); beyond the largest k measured, that k's.
+    None where the table has no such reading."""
+    measured = sorted(int(n) for n in calibration["by_k"])
+    shots = min(k, measured[-1])
+    if shots not in measured:
+        return None
+    readings, right = calibration["by_k"][str(shots)][sure_band(weight)]
+    return (right, readings, shots) if readings else None
+
+
+def read_as_note(
+    words: list[tuple[str, float]],
+    word_class: str | None = None,
+    record: tuple[int, int, int] | None = None,
+) -> str:
     """The card's line on what the LM read the word as: 'read as: anvil 97%, forge 2%',
-    and the class it took it for: '(a noun)'."""
+    the class it took it for: '(a noun)', and how often readings as sure were right."""
     note = "read as: " + ", ".join(f"{w} {round(100 * p)}%" for w, p in words)
-    return f"{note} ({word_class})" if word_class else note
+    note = f"{note} ({word_class})" if word_class else note
+    if record is None:
+        return note
+    right, readings, shots = record
+    return (
+        f"{note}; readings this sure from {shots} sentence{'s' * (shots != 1)} were the "
+        f"word itself {right} times in {readings} (words no benchmark uses)"
+    )
 
 
 class CollegeLearner(Learner):
@@ -345,6 +379,7 @@ class CollegeLearner(Learner):
         self._generator: CollegeGenerator | None = None
         self._encoder = None
         self._fitted: ReaderConfig | None = None  # the defining reader, from READER_WEIGHTS
+        self._calibration: dict | None = None  # READING_CALIBRATION, read once ({}: none)
 
     @classmethod
     def from_pretrained(cls, path: str | Path, device: str = "cpu") -> CollegeLearner:
@@ -379,6 +414,15 @@ class CollegeLearner(Learner):
                 log.warning("no %s beside the generator: the hand-set reader weights", path)
                 self._fitted = reader
         return self._fitted
+
+    @property
+    def calibration(self) -> dict:
+        """How often readings were right by how sure they looked ({}: no table beside the
+        generator, and the card says nothing of it)."""
+        if self._calibration is None:
+            path = self.path / READING_CALIBRATION
+            self._calibration = json.loads(path.read_text()) if path.exists() else {}
+        return self._calibration
 
     def concept(self, word: str) -> ConceptState:
         """An empty concept for `word`; `.add(examples)` then `.embedding()`."""
@@ -435,7 +479,11 @@ class CollegeLearner(Learner):
             info["read_as"] = defining.words(lm)
             if word_class is not None:  # the class the examples use it in
                 info["word_class"] = CLASS_NAMES[word_class]
-            info["note"] = read_as_note(info["read_as"], info.get("word_class"))
+            top = info["read_as"][0][1] if info["read_as"] else 0.0
+            if self.calibration and info["read_as"]:
+                info["read_record"] = reading_record(self.calibration, len(examples), top)
+            record = info.get("read_record")
+            info["note"] = read_as_note(info["read_as"], info.get("word_class"), record)
             # every word it weighed, heaviest first: how far down the real word was
             info["read_words"] = [w for w, _ in defining.words(lm, n=len(defining.rows), least=0)]
             fitted = other.weights != self.config.reader.weights

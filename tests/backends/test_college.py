@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -18,6 +19,8 @@ from backends.learners.college import (
     GeneratorConfig,
     examples_prefix,
     read_as_note,
+    reading_record,
+    sure_band,
 )
 from training.college_losses import regression_loss
 
@@ -209,7 +212,9 @@ def test_shipped_generator_learns_wug():
     assert read_as and all(isinstance(w, str) and 0 < p <= 1 for w, p in read_as)
     assert [p for _, p in read_as] == sorted((p for _, p in read_as), reverse=True)
     assert embedding.info["word_class"] == "a noun"  # "A wug sat on the fence and sang."
-    assert embedding.info["note"] == read_as_note(read_as, "a noun") and embedding.probe == ""
+    record = embedding.info["read_record"]  # how often readings as sure were right
+    assert embedding.info["note"] == read_as_note(read_as, "a noun", record)
+    assert embedding.probe == ""
     weighed = embedding.info["read_words"]  # every word weighed, the heaviest first
     assert weighed[: len(read_as)] == [w for w, _ in read_as] and len(set(weighed)) == len(weighed)
     assert embedding.info["reader_weights"] == "hand-set"  # two examples
@@ -245,7 +250,7 @@ def test_a_word_used_as_a_verb_or_an_adjective_is_defined_as_one(real_lm):
     sentences = ["The test was so snerk that everyone passed.", "This puzzle is too snerk."]
     adjective = learner.learn(real_lm, "snerk", [Example(t) for t in sentences])
     assert adjective.info["word_class"] == "an adjective" and adjective.probe == CLASS_PROBES["a"]
-    assert adjective.info["note"].endswith("(an adjective)")
+    assert "(an adjective)" in adjective.info["note"]
 
 
 def test_the_examples_syntax_keeps_a_noun_from_the_verb_probe(real_lm):
@@ -273,7 +278,7 @@ def test_a_word_used_as_an_adverb_is_defined_as_one(real_lm):
     adverb = CollegeLearner().learn(real_lm, "zimbly", [Example(t) for t in sentences])
     assert adverb.info["read_as"][0][0] in {"softly", "quietly", "slowly", "gently"}
     assert adverb.info["word_class"] == "an adverb" and adverb.probe == CLASS_PROBES["r"]
-    assert adverb.info["note"].endswith("(an adverb)")
+    assert "(an adverb)" in adverb.info["note"]
 
 
 def test_a_definition_reads_the_word_as_one_lexeme_in_all_its_forms(real_lm):
@@ -291,11 +296,42 @@ def test_a_definition_reads_the_word_as_one_lexeme_in_all_its_forms(real_lm):
 def test_read_as_note():
     assert read_as_note([("anvil", 0.974), ("forge", 0.02)]) == "read as: anvil 97%, forge 2%"
     assert read_as_note([("cry", 1.0)], "a verb") == "read as: cry 100% (a verb)"
+    assert read_as_note([("cry", 1.0)], "a verb", (26, 44, 3)) == (
+        "read as: cry 100% (a verb); readings this sure from 3 sentences were the word itself"
+        " 26 times in 44 (words no benchmark uses)"
+    )
+
+
+def test_how_often_a_reading_as_sure_was_right():
+    table = {"by_k": {"1": [[5, 0], [4, 1], [0, 0], [2, 1]], "3": [[0, 0], [1, 0], [3, 1], [9, 6]]}}
+    assert sure_band(0.3) == 0 and sure_band(0.5) == 1 and sure_band(0.99) == 3
+    assert reading_record(table, 1, 0.6) == (1, 4, 1)
+    assert reading_record(table, 1, 0.95) is None  # nothing that sure was read from one
+    assert reading_record(table, 3, 1.0) == (6, 9, 3)
+    assert reading_record(table, 5, 0.999) == (6, 9, 3)  # past the largest k measured: its
+    assert reading_record(table, 2, 1.0) is None  # a k the table skipped
+
+
+def test_the_shipped_calibration_counts_what_its_readings_say():
+    # the table beside the generator is the count of the readings it keeps, per k and band
+    from backends.learners.college import READING_CALIBRATION, SURE_EDGES
+
+    shipped = json.loads((DEFAULT_PATH / READING_CALIBRATION).read_text(encoding="utf-8"))
+    assert shipped["edges"] == list(SURE_EDGES)
+    counted = {k: [[0, 0] for _ in range(len(SURE_EDGES) + 1)] for k in shipped["by_k"]}
+    for r in shipped["readings"]:
+        cell = counted[str(r["k"])][sure_band(r["weight"])]
+        cell[0], cell[1] = cell[0] + 1, cell[1] + r["right"]
+    assert counted == shipped["by_k"] and sum(n for n, _ in counted["3"]) >= 100
+    # and none of its words is an evaluation word
+    from backends.shared_data import excluded_words
+    from training.corpus import is_excluded
+
+    excluded = frozenset(excluded_words())
+    assert not [r["word"] for r in shipped["readings"] if is_excluded(r["word"], excluded)]
 
 
 def test_definitions_of_three_examples_or_more_are_read_with_the_fitted_weights(tmp_path, caplog):
-    import json
-
     from backends.learners.college import READER_WEIGHTS
     from backends.learners.lm_reader import FEATURES, ReaderConfig
 
