@@ -1,10 +1,12 @@
 """Leaderboards from the store: one per kind of judge, number of sentences shown and part of
 speech of the hidden word, each recomputed only when its votes changed: the plain Bradley–Terry
-fit, the style-controlled one, the agreement of annotators on battles shown twice, and their
-agreement with the automatic judge on battles it judged."""
+fit, the style-controlled one, the agreement of annotators on battles shown twice, their
+agreement with the automatic judge on battles it judged, and how often the definition shown
+first won (position bias)."""
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -45,6 +47,43 @@ def of_pos(vote: Vote, pos: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Position:
+    """How often the definition shown first (A) won the decisive votes: a study's check for
+    position bias, since which learner shows first is drawn at random per battle."""
+
+    decisive: int  # votes for A or for B (ties and "both bad" say nothing of position)
+    first: int  # of them, votes for A
+
+    def interval(self, z: float = 1.96) -> tuple[float, float]:
+        """Wilson's 95% score interval for A's share (Wilson 1927): sound at small counts."""
+        n = self.decisive
+        if n == 0:
+            return (math.nan, math.nan)
+        share = self.first / n
+        centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return (centre - half, centre + half)
+
+    def summary(self) -> str:
+        """E.g. "the first definition shown won 52% of 120 decisive votes (95% interval
+        43-61%; 50% is no bias)"."""
+        if not self.decisive:
+            return "no decisive vote yet"
+        low, high = self.interval()
+        plural = "" if self.decisive == 1 else "s"
+        return (
+            f"the first definition shown won {self.first / self.decisive:.0%} of "
+            f"{self.decisive} decisive vote{plural} (95% interval {low:.0%}–{high:.0%}; "
+            "50% is no bias)"
+        )
+
+
+def position(votes: list[Vote]) -> Position:
+    """Position bias over `votes`: A's wins among the votes for A or B."""
+    return Position(sum(v.vote in ("a", "b") for v in votes), sum(v.vote == "a" for v in votes))
+
+
+@dataclass(frozen=True)
 class Board:
     """What the Leaderboard tab shows for one judge."""
 
@@ -58,6 +97,8 @@ class Board:
     with_judge: Agreement
     # verdicts stored by another version of that judge, left out of `with_judge`
     other_verdicts: int = 0
+    # how often the definition shown first won: position bias
+    position: Position = Position(0, 0)
 
     def table(self) -> pd.DataFrame:
         rows = [
@@ -105,6 +146,7 @@ def _board(judge: Judge, votes: list[Vote], rounds: int, auto_judge: str | None)
         agreement(pairs),
         agreement(judged),  # type: ignore[arg-type]
         other_verdicts=len(verdicts) - len(judged),
+        position=position(votes),
     )
 
 

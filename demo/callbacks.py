@@ -247,7 +247,7 @@ def _board_note(board: Board) -> str:
                 f" ({board.other_verdicts} verdict{plural} by another version of the judge"
                 " not counted)"
             )
-        note += "."
+        note += f". Position: {board.position.summary()}."
     if board.preliminary:
         note += (
             f" Preliminary (fewer than {PRELIMINARY_BATTLES} battles; each vote still moves"

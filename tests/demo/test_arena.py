@@ -150,6 +150,7 @@ def test_sampled_battles_on_prepared_words_store_the_automatic_judges_verdict(
     note = cb.leaderboards(pos="noun")["human_note"]
     assert "on 1 battle it judged" in note
     assert "(1 verdict by another version of the judge not counted)" in note
+    assert "Position: the first definition shown won " in note  # position bias, said plainly
     cb.close()
 
 

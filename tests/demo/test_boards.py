@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from demo.boards import Boards
+from demo.boards import Boards, Position
 from demo.store import Item, Matchup, VoteStore
 
 # (part of speech, automatic verdict, the person's vote) per battle
@@ -46,6 +46,20 @@ def test_people_are_compared_with_the_verdict_stored_with_each_battle(boards):
     assert judged.kappa == pytest.approx(0.5)
     assert boards.board("human", pos="verb").with_judge.observed == 1.0
     assert boards.board("auto").with_judge.pairs == 0
+
+
+def test_the_board_says_how_often_the_definition_shown_first_won(boards):
+    shown_first = boards.board("human").position
+    assert (shown_first.decisive, shown_first.first) == (3, 2)  # votes a, a, tie, b
+    low, high = shown_first.interval()  # Wilson's interval: 2 of 3 -> 0.208 .. 0.939
+    assert (low, high) == (pytest.approx(0.2077, abs=1e-4), pytest.approx(0.9385, abs=1e-4))
+    summary = shown_first.summary()
+    assert summary.startswith("the first definition shown won 67% of 3 decisive votes (95%")
+    assert Position(0, 0).summary() == "no decisive vote yet"
+    assert Position(1000, 500).interval() == (
+        pytest.approx(0.469, abs=1e-3),
+        pytest.approx(0.531, abs=1e-3),
+    )
 
 
 def test_people_are_compared_only_with_the_judge_as_it_reads_now(sqlite_store):
