@@ -50,13 +50,16 @@ class PoolJudge:
 
     @property
     def name(self) -> str:
-        """The judge's name as its verdicts store it: the tournament's, with any setting of
-        ours that differs from it, since verdicts of two readings must not be pooled."""
+        """The judge's name as its verdicts store it: the tournament's, with its task version
+        (bumped whenever its scoring changes) and any setting of ours that differs from it,
+        since verdicts of two readings must not be pooled."""
         from benchmarks.defgen import JUDGE
+        from benchmarks.tasks import get_task
 
+        name = f"{JUDGE}, tournament v{get_task('tournament').version}"
         if (self.seed, self.tie_margin) == (0, TIE_MARGIN):
-            return JUDGE
-        return f"{JUDGE}; seed {self.seed}, tie margin {self.tie_margin:g}"
+            return name
+        return f"{name}; seed {self.seed}, tie margin {self.tie_margin:g}"
 
     def judges(self, item: Item) -> bool:
         """Whether this item has a reference among enough others to judge it."""

@@ -112,7 +112,7 @@ class Matchup:
     # the automatic judge's verdict on the two definitions (demo/judge.py), computed once when
     # the battle is made; None where it has no reference (a person's own word, older rows)
     auto_vote: str | None = None
-    # which automatic judge gave that verdict (its name, e.g. "auto:identify-masked-minilm-l6"),
+    # which automatic judge gave that verdict (`PoolJudge.name`: the tournament's and its version),
     # so agreement never pools verdicts of two versions; None for verdicts stored before
     # judges were named (2026-11-28), by whichever version judged then
     auto_judge: str | None = None

@@ -73,3 +73,8 @@ def test_an_item_without_a_pool_reference_gets_no_verdict(judge, anvil):
     assert judge.verdict(Item("blick", ("A blick sat.",)), "x", "y") is None  # a person's own
     assert judge.verdict(replace(anvil, reference="a tool"), "x", "y") is None  # not the pool's
     assert PoolJudge(_pool()[:1]).verdict(anvil, "x", "y") is None  # no other reference
+
+
+def test_the_judge_is_named_as_its_verdicts_store_it(judge):
+    assert judge.name == "auto:identify-masked-minilm-l6, tournament v5"
+    assert PoolJudge(_pool(), seed=3).name.endswith("; seed 3, tie margin 0.01")
