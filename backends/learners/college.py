@@ -479,10 +479,10 @@ class CollegeLearner(Learner):
             info["read_as"] = defining.words(lm)
             if word_class is not None:  # the class the examples use it in
                 info["word_class"] = CLASS_NAMES[word_class]
-            top = info["read_as"][0][1] if info["read_as"] else 0.0
+            record = None  # how often a reading as sure was right, where that was counted
             if self.calibration and info["read_as"]:
-                info["read_record"] = reading_record(self.calibration, len(examples), top)
-            record = info.get("read_record")
+                top = info["read_as"][0][1]
+                record = info["read_record"] = reading_record(self.calibration, len(examples), top)
             info["note"] = read_as_note(info["read_as"], info.get("word_class"), record)
             # every word it weighed, heaviest first: how far down the real word was
             info["read_words"] = [w for w, _ in defining.words(lm, n=len(defining.rows), least=0)]
