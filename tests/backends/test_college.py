@@ -213,7 +213,8 @@ def test_shipped_generator_learns_wug():
     assert [p for _, p in read_as] == sorted((p for _, p in read_as), reverse=True)
     assert embedding.info["word_class"] == "a noun"  # "A wug sat on the fence and sang."
     record = embedding.info["read_record"]  # how often readings as sure were right
-    assert embedding.info["note"] == read_as_note(read_as, "a noun", record)
+    then = [w for w in embedding.info["read_words"] if w not in dict(read_as)][:4]
+    assert embedding.info["note"] == read_as_note(read_as, "a noun", record, then)
     assert embedding.probe == ""
     weighed = embedding.info["read_words"]  # every word weighed, the heaviest first
     assert weighed[: len(read_as)] == [w for w, _ in read_as] and len(set(weighed)) == len(weighed)
@@ -299,6 +300,9 @@ def test_read_as_note():
     assert read_as_note([("cry", 1.0)], "a verb", (26, 44, 3)) == (
         "read as: cry 100% (a verb); readings this sure from 3 sentences were the word itself"
         " 26 times in 44 (words no benchmark uses)"
+    )
+    assert read_as_note([("cry", 1.0)], "a verb", None, ["sob", "weep"]) == (
+        "read as: cry 100% (a verb); then: sob, weep"
     )
 
 
