@@ -316,6 +316,11 @@ def test_how_often_a_reading_as_sure_was_right():
     assert reading_record(table, 2, 1.0) is None  # a k the table skipped
 
 
+def test_a_generator_folder_without_a_calibration_table_says_nothing_of_it(tmp_path):
+    assert CollegeLearner(CollegeConfig(path=tmp_path)).calibration == {}
+    assert CollegeLearner().calibration["by_k"]  # the shipped folder has one
+
+
 def test_the_shipped_calibration_counts_what_its_readings_say():
     # the table beside the generator is the count of the readings it keeps, per k and band
     from backends.learners.college import READING_CALIBRATION, SURE_EDGES
