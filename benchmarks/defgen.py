@@ -39,10 +39,10 @@ from benchmarks import data, metrics
 from benchmarks.bertscore import BertScoreConfig, BertScorer
 from benchmarks.results import Result
 from benchmarks.runs import STAND_IN, RunOptions, describe_config, examples_for, learn_each, limited
+from benchmarks.tasks import JUDGE
 
 log = logging.getLogger(__name__)
 
-JUDGE = "auto:identify-masked-minilm-l6"  # the annotator name the tournament's votes carry
 DISTRACTORS = 29  # identification: the own reference against 29 others (chance 1/30)
 CENTROID = "centroid"  # the baseline that "gap closed" measures from
 

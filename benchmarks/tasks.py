@@ -66,6 +66,9 @@ CHANCE = Metric("chance", True, "expected accuracy of a random pick (1 / candida
 ELO = Metric("elo", True, "online Elo (init 1000, K 4) over this run's automatic votes")
 BT = Metric("bt_score", True, "Bradley-Terry score on the Elo scale, 95% bootstrap interval")
 SECONDS = Metric("seconds", False, "wall-clock seconds")
+# the annotator name the tournament's votes carry; with the tournament's version, the name
+# the arena stores beside each automatic verdict (`demo.judge.PoolJudge.name`)
+JUDGE = "auto:identify-masked-minilm-l6"
 
 TASKS: dict[str, Task] = {
     t.name: t

@@ -53,8 +53,7 @@ class PoolJudge:
         """The judge's name as its verdicts store it: the tournament's, with its task version
         (bumped whenever its scoring changes) and any setting of ours that differs from it,
         since verdicts of two readings must not be pooled."""
-        from benchmarks.defgen import JUDGE
-        from benchmarks.tasks import get_task
+        from benchmarks.tasks import JUDGE, get_task  # light: no model code imported
 
         name = f"{JUDGE}, tournament v{get_task('tournament').version}"
         if (self.seed, self.tie_margin) == (0, TIE_MARGIN):
