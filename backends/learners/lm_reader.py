@@ -632,15 +632,20 @@ def candidate_features(
     else:
         right_each = torch.zeros(len(index), len(parts), device=lm.device)
     each = evidence_each(lm, parts, index, evidence, right_each, config)
-    forms = index
-    if config.base_forms:
-        index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
-    found = Candidates(index, features, forms, each)
+    found = Candidates(candidate_rows(lm, index, config), features, index, each)
     asker = gather if gather is not None and gather.from_score else config
     if asker.from_score:
         taken = set(candidates) | seen
         found = extra_candidates(lm, parts, found, evidence, words, taken, proposal, config, asker)
     return found
+
+
+def candidate_rows(lm: NonceLM, forms: torch.Tensor, config: ReaderConfig) -> torch.Tensor:
+    """The input rows the candidates `forms` (as read) are weighed at: each one's base form
+    where `config.base_forms` says so, else the form itself."""
+    if not config.base_forms:
+        return forms
+    return torch.tensor(base_form_ids(lm, forms.tolist()), device=lm.device)
 
 
 class Evidence(NamedTuple):
@@ -722,14 +727,11 @@ def extra_candidates(
         right_each = right_scores(lm, parts, index, config, left[index], each=True)
         features[:, FEATURES.index("right")] = sum(right_each.unbind(1))
     each = torch.cat([found.each, evidence_each(lm, parts, index, evidence, right_each, config)])
-    forms = index
-    if config.base_forms:
-        index = torch.tensor(base_form_ids(lm, index.tolist()), device=lm.device)
     extra = torch.arange(len(found.rows) + len(index), device=lm.device) >= len(found.rows)
     return Candidates(
-        torch.cat([found.rows, index]),
+        torch.cat([found.rows, candidate_rows(lm, index, config)]),
         torch.cat([found.features, features]),
-        torch.cat([found.forms, forms]),
+        torch.cat([found.forms, index]),
         each,
         extra,
     )
