@@ -65,7 +65,10 @@ def lm_turn():
 # tuning's replay states 3.4 s, college's encoder 1.8 s); token tuning costs ~0.09 s a step, so the
 # page's 100-step maximum adds ~9 s. On an H200 with the lean step's CUDA graph
 # (perf-gpu-lean-h200.json) a click took 0.92 s, a first about 7 s by its parts (the LM's
-# load 2.9 s, token tuning's first call 2.4 s, college's 1.8 s), so these stay upper bounds.
+# load 2.9 s, token tuning's first call 2.4 s, college's 1.8 s). On today's code, an H200
+# (perf-gpu-h200-f65b7d0.json): a click 1.20 s, a first about 10.5 s by its parts (the LM's
+# load 3.1 s, token tuning's first call 3.3 s, college's 2.4 s), token tuning ~0.09 s a step:
+# with the page's 100-step maximum about 20 s, so these stay upper bounds.
 # A battle is two learners and one short sampled batch.
 LEARN_GPU_SECONDS = 30
 BATTLE_GPU_SECONDS = 20
