@@ -159,7 +159,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -345,6 +345,8 @@ class TokenForms:
     blanks: frozenset[int]  # tokens of white space alone ('▁', '▁▁▁▁', '\t')
     # Tokens with a quotation mark anywhere ('"', '."', '",'): inside a quotation, they close it.
     closing: frozenset[int]
+    # `ids`'s tensors, made on first use (not part of the value)
+    _tensors: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of_vocabulary(cls, pieces: Sequence[str]) -> TokenForms:
@@ -376,6 +378,21 @@ class TokenForms:
             blanks,
             closing,
         )
+
+    @property
+    def open_stops(self) -> frozenset[int]:
+        """The stops with no quotation mark: inside a quotation, they would leave it open."""
+        return self.stops - self.closing
+
+    def ids(self, name: str, device: torch.device) -> torch.Tensor:
+        """The token set `name` ('stops', 'breaks', 'open_stops') as a sorted id tensor,
+        made once per device: `adjust_` fills hundreds of them in at every token."""
+        key = (name, str(device))
+        if key not in self._tensors:
+            self._tensors[key] = torch.tensor(
+                sorted(getattr(self, name)), dtype=torch.long, device=device
+            )
+        return self._tensors[key]
 
     def words(self, tokens: Sequence[int]) -> list[str]:
         """The words `tokens` spell, punctuation left out."""
@@ -483,7 +500,22 @@ def adjust(
 
     `forms` (optional) compares tokens by word form for the n-gram rule; `budget`, the most
     tokens the definition may have, places `wind_down`."""
-    out = logprobs.clone()
+    return adjust_(logprobs.clone(), generated, banned, decoding, forms, budget)
+
+
+def adjust_(
+    out: torch.Tensor,
+    generated: Sequence[int],
+    banned: Sequence[int],
+    decoding: Decoding,
+    forms: TokenForms | None = None,
+    budget: int | None = None,
+) -> torch.Tensor:
+    """`adjust` written into `out` itself (a row of the batch's fresh log-probabilities:
+    generation copies no 262k-wide row to change a few of its entries). Returns `out`.
+
+    The rules that forbid a fixed set of tokens (every stop, every line break) fill their
+    ids in from tensors made once, not through the set of this token's other bans."""
     if decoding.repetition_penalty > 1.0 and generated:
         seen = torch.tensor(sorted(set(generated)), device=out.device)
         out[seen] -= math.log(decoding.repetition_penalty)
@@ -506,18 +538,16 @@ def adjust(
             forbidden |= requoted(generated, text, forms)
         if decoding.block_slurs:
             forbidden |= forms.saying(SLURS, generated, partial)
-        if may_not_stop(said, generated, partial, decoding, forms):
-            forbidden |= forms.stops
-        if in_quotation(text):
-            if decoding.close_quotes:
-                forbidden |= forms.breaks
-            if decoding.quotes_close:
-                forbidden |= forms.stops - forms.closing
         into = winding(said, len(generated), budget, decoding)
         if into:
-            out[torch.tensor(sorted(forms.stops), device=out.device)] += (
-                into * decoding.wind_down_rate
-            )
+            out[forms.ids("stops", out.device)] += into * decoding.wind_down_rate
+        if may_not_stop(said, generated, partial, decoding, forms):
+            out.index_fill_(0, forms.ids("stops", out.device), float("-inf"))
+        if in_quotation(text):
+            if decoding.close_quotes:
+                out.index_fill_(0, forms.ids("breaks", out.device), float("-inf"))
+            if decoding.quotes_close:
+                out.index_fill_(0, forms.ids("open_stops", out.device), float("-inf"))
     if forbidden:
         out[torch.tensor(sorted(forbidden), device=out.device)] = float("-inf")
     return out

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from backends.decode_step import decode_step, supports
-from backends.decoding import GREEDY, Decoding, TokenForms, adjust, is_markup, pick, sampler
+from backends.decoding import GREEDY, Decoding, TokenForms, adjust_, is_markup, pick, sampler
 
 # A hook rewrites next-token log-probabilities given the final hidden states that
 # produced them: (hidden [N, d], logprobs [N, V + n]) -> logprobs [N, V + n].
@@ -554,7 +554,7 @@ class NonceLM:
                 logprobs.index_fill_(1, unwritable, float("-inf"))  # a fresh tensor, ours to change
             for i, row in enumerate(leads):
                 bans = text_bans[text_of[row]]
-                logprobs[i] = adjust(logprobs[i], new[row], bans, decoding, forms, max_new_tokens)
+                adjust_(logprobs[i], new[row], bans, decoding, forms, max_new_tokens)
             step = pick(logprobs, decoding, generator)  # [G]
             if mixture:  # each text's token to its rows; each reading weighed again by Bayes
                 step = step[of_text.to(self.device)]  # [L]
@@ -631,10 +631,13 @@ class NonceLM:
     def _next_logprobs(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
         """Next-token log-probabilities per live row: its own nonce column only, then its hook."""
         logits = self.logits(hidden, slot, choosing=True).float()  # [L, V + n]
-        if nonce_of_row is not None:
-            logits = torch.stack(
-                [self.own_nonce_only(logits[i], nonce_of_row[row]) for i, row in enumerate(live)]
-            )
+        if nonce_of_row is not None and logits.shape[-1] > self.vocab_size:
+            # one write over the nonce columns, not a copy of every row's 262k logits
+            own = [nonce_of_row[row] for row in live]  # None: the row sees no nonce
+            own = torch.tensor([-1 if o is None else o for o in own], device=logits.device)
+            columns = torch.arange(self.vocab_size, logits.shape[-1], device=logits.device)
+            others = columns != own[:, None]  # [L, n]: the nonce columns a row may not write
+            logits[:, self.vocab_size :].masked_fill_(others, float("-inf"))
         logprobs = F.log_softmax(logits, dim=-1)
         for i, row in enumerate(live):
             hook = hooks[row] if hooks else None

@@ -13,6 +13,7 @@ from backends.decoding import (
     Decoding,
     TokenForms,
     adjust,
+    adjust_,
     blocked_tokens,
     is_markup,
     pick,
@@ -361,6 +362,23 @@ def test_no_sentence_ends_inside_an_open_quotation_unless_the_mark_closes_it():
     assert not Decoding.from_record(old).quotes_close
 
 
+def test_adjust_in_place_writes_the_row_it_is_given_as_adjust_returns_it():
+    # generation adjusts each row of its batch in place (`adjust_`): the same values as
+    # `adjust`'s copy, in every state of the rules that fill whole token sets at once
+    pieces = ['▁"', "▁extreme", ".", '."', '"', "!", "\n", "▁and", "▁a", ":", "▁thing"]
+    forms = TokenForms.of_vocabulary(pieces)
+    seeded = torch.Generator().manual_seed(0)
+    logprobs = torch.log_softmax(torch.randn(len(pieces) + 2, generator=seeded), 0)
+    states = [[], [8], [0, 1], [0, 1, 4], [8, 10, 9], [8, 10, 7, 1, 10]]
+    for generated in states:
+        for decoding in (Decoding(), Decoding(wind_down=4), Decoding(close_quotes=False)):
+            expected = adjust(logprobs, generated, [len(pieces)], decoding, forms, 6)
+            batch = torch.stack([logprobs, logprobs])
+            returned = adjust_(batch[1], generated, [len(pieces)], decoding, forms, 6)
+            assert torch.equal(batch[1], expected) and returned.data_ptr() == batch[1].data_ptr()
+            assert torch.equal(batch[0], logprobs)  # the other row untouched
+
+
 def test_no_definition_stops_before_it_says_a_content_word():
     # Sampled for battles: '1.' and 'a 1.' (a numbered list begun); greedy, prompting's
     # 'you can' (the line broken after it) were shown as definitions.
@@ -461,9 +479,9 @@ def test_generation_places_the_wind_down_at_the_end_of_its_budget(tiny_lm, monke
 
     def spy(logprobs, generated, banned, decoding, forms=None, budget=None):
         seen.append((len(generated), budget))
-        return adjust(logprobs, generated, banned, decoding, forms, budget)
+        return adjust_(logprobs, generated, banned, decoding, forms, budget)
 
-    monkeypatch.setattr(backends.nonce_lm, "adjust", spy)
+    monkeypatch.setattr(backends.nonce_lm, "adjust_", spy)
     d = tiny_lm.dim
     loud = NonceEmbedding("loud", "wug", torch.zeros(d), torch.full((d,), 5.0))
     define(tiny_lm, [loud], max_new_tokens=7, decoding=Decoding(wind_down=3))

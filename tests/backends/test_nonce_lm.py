@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from backends.nonce_lm import NonceSlot, inflect, inflected_pattern, mixed, word_pattern
 
@@ -130,6 +131,24 @@ def test_each_row_sees_only_its_own_nonce(tiny_lm):
     assert torch.isinf(masked[:, tiny_lm.vocab_size]).all()
     assert torch.isfinite(masked[:, tiny_lm.vocab_size + 1]).all()
     assert torch.isinf(tiny_lm.own_nonce_only(logits, None)[:, tiny_lm.vocab_size :]).all()
+
+
+def test_generation_masks_the_other_nonces_as_each_row_alone_would(tiny_lm):
+    # `_next_logprobs` fills the other rows' nonce columns in one write over the batch;
+    # each row must come out as `own_nonce_only` makes it, live rows in any order
+    g = torch.Generator().manual_seed(3)
+    slot = random_slot(tiny_lm, 3)
+    hidden = torch.randn(3, tiny_lm.dim, generator=g)
+    v = tiny_lm.vocab_size
+    nonce_of_row = [v + 2, None, v, v + 1]  # original rows; row 1 has no nonce of its own
+    live = [3, 1, 0]
+    with torch.no_grad():
+        got = tiny_lm._next_logprobs(hidden, slot, live, None, nonce_of_row)
+        logits = tiny_lm.logits(hidden, slot).float()
+    for i, row in enumerate(live):
+        alone = F.log_softmax(tiny_lm.own_nonce_only(logits[i], nonce_of_row[row]), -1)
+        assert torch.equal(torch.isinf(got[i]), torch.isinf(alone))
+        assert torch.allclose(got[i], alone, atol=1e-5)
 
 
 def test_gradients_reach_only_the_slot(tiny_lm):
