@@ -28,6 +28,10 @@ LogitHook = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "est", "'s")
 _SUFFIX = f"(?:{'|'.join(re.escape(s) for s in SUFFIXES)})?"  # at most one of them
 
+# Positions `token_logprobs` reads through the output layer in one product: their fp32
+# logits take 1 MB each (262k columns), so 256 positions hold about 270 MB at once.
+POSITIONS_PER_PRODUCT = 256
+
 
 # English spelling changes the end of a word before some endings; the match then covers the
 # changed stem and leaves the ending as text ("quibbed" = <nonce> + "ed"). Doubling is
@@ -106,6 +110,21 @@ def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: i
         weight = torch.log_softmax(belief[rows], 0).to(logprobs)  # [R]
         out.append(torch.logsumexp(weight[:, None] + logprobs[rows.to(logprobs.device)], 0))
     return torch.stack(out)
+
+
+def consecutive_groups(sizes: Sequence[int], most: int) -> list[list[int]]:
+    """Indices of `sizes` in order, in runs whose sizes sum to at most `most` (a size over
+    `most` is a run of its own)."""
+    groups: list[list[int]] = []
+    total = 0
+    for i, size in enumerate(sizes):
+        if groups and total + size <= most:
+            groups[-1].append(i)
+            total += size
+        else:
+            groups.append([i])
+            total = size
+    return groups
 
 
 def length_groups(lengths: Sequence[int]) -> list[list[int]]:
@@ -465,17 +484,23 @@ class NonceLM:
         `nonce_of_row[r]`: the one nonce id row r may predict (default: every slot column)."""
         ids, mask = self.pad(seqs, left=False)
         hidden = self.hidden(ids, mask, slot).last_hidden_state[:, :-1]  # [B, T-1, d]
+        lengths = [len(seq) - 1 for seq in seqs]
         out = []
-        for row, seq in enumerate(seqs):
-            n = len(seq) - 1
-            logits = self.logits(hidden[row, :n], slot).float()
-            if nonce_of_row is not None:
-                logits = self.own_nonce_only(logits, nonce_of_row[row])
-            logprobs = F.log_softmax(logits, dim=-1)
-            hook = hooks[row] if hooks else None
-            if hook is not None:
-                logprobs = hook(hidden[row, :n], logprobs)
-            out.append(logprobs.gather(-1, ids[row, 1 : n + 1, None])[:, 0])
+        # rows' positions go through the output layer together, its 262k-row matrix read
+        # once per product, forward and backward: token tuning's three sentences (some 45
+        # positions, 4 steps, 2 cores) took 1.9 s this way and 3.7 s a row at a time
+        for rows in consecutive_groups(lengths, POSITIONS_PER_PRODUCT):
+            states = torch.cat([hidden[row, : lengths[row]] for row in rows])
+            products = self.logits(states, slot).float().split([lengths[row] for row in rows])
+            for row, logits in zip(rows, products):
+                n = lengths[row]
+                if nonce_of_row is not None:
+                    logits = self.own_nonce_only(logits, nonce_of_row[row])
+                logprobs = F.log_softmax(logits, dim=-1)
+                hook = hooks[row] if hooks else None
+                if hook is not None:
+                    logprobs = hook(hidden[row, :n], logprobs)
+                out.append(logprobs.gather(-1, ids[row, 1 : n + 1, None])[:, 0])
         return out
 
     @torch.no_grad()

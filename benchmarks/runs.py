@@ -36,7 +36,7 @@ class RunOptions:
     limit: int | None = None  # first N items per data file (after `offset`)
     offset: int = 0  # items skipped first: a held-out range is `--offset 110`
     # Token tuning in benchmark runs: the app's default steps and Lampinen & McClelland's
-    # lr 0.01 (a step costs about 2 s per item on 2 CPU cores).
+    # lr 0.01 (a step costs about 0.5 s per item of three sentences on 2 CPU cores).
     tt_steps: int = TokenTuningConfig().steps
     tt_lr: float = 0.01
     max_new_tokens: int = 32  # definition length cap (generation stops at a sentence end)

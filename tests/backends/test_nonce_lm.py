@@ -189,6 +189,30 @@ def test_score_batched_equals_one_by_one(tiny_lm):
     assert torch.allclose(torch.tensor(together), torch.tensor(apart), atol=1e-4)
 
 
+def test_token_tuning_gradients_batched_equal_one_by_one(tiny_lm):
+    # token_logprobs reads every row's positions through the output layer in one product;
+    # token tuning's gradient on the slot must be the sum of each sentence's own
+    v = tiny_lm.vocab_size
+    seqs = [
+        tiny_lm.encode("the wug sang", "wug", v),
+        tiny_lm.encode("a big wug fed the cat and the wug slept", "wug", v),
+        tiny_lm.encode("wug", "wug", v),
+    ]
+
+    def gradients(groups):
+        slot = random_slot(tiny_lm, 1, seed=4)
+        slot.inputs.requires_grad_(True), slot.outputs.requires_grad_(True)
+        for group in groups:
+            logprobs = tiny_lm.token_logprobs(group, slot)
+            assert [len(lp) for lp in logprobs] == [len(s) - 1 for s in group]
+            (-torch.cat(logprobs).sum()).backward()
+        return slot.inputs.grad, slot.outputs.grad
+
+    together, apart = gradients([seqs]), gradients([[s] for s in seqs])
+    for a, b in zip(together, apart):
+        assert torch.allclose(a, b, atol=1e-5)
+
+
 def test_decode_prints_nonce_ids_as_their_word(tiny_lm):
     v = tiny_lm.vocab_size
     ids = tiny_lm.encode("the wug sang", "wug", v, bos=False)
@@ -381,6 +405,14 @@ def test_prompts_are_read_in_groups_of_similar_length():
     assert length_groups([9, 48, 9, 9, 46, 9]) == [[0, 2, 3, 5], [4, 1]]
     assert length_groups([10, 12, 20]) == [[0, 1, 2]]  # 20 <= 1.5 x 10 + 8
     assert length_groups([5]) == [[0]]
+
+
+def test_scored_rows_go_through_the_output_layer_in_runs_of_bounded_positions():
+    from backends.nonce_lm import consecutive_groups
+
+    assert consecutive_groups([14, 15, 16], 256) == [[0, 1, 2]]  # token tuning's sentences
+    assert consecutive_groups([100, 100, 100, 300, 5], 256) == [[0, 1], [2], [3], [4]]
+    assert consecutive_groups([], 256) == []
 
 
 def test_prompts_are_read_in_groups_by_default_on_the_cpu_only(tiny_lm):
