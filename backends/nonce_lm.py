@@ -439,19 +439,24 @@ class NonceLM:
             use_cache=past is not None or not torch.is_grad_enabled(),
         )
 
-    def own_nonce_only(self, logits: torch.Tensor, nonce_id: int | None) -> torch.Tensor:
-        """Hide the other words' columns: in a batch, each row knows only its own new word."""
+    def own_nonce_only(
+        self, logits: torch.Tensor, nonce_id: int | None | list[int | None]
+    ) -> torch.Tensor:
+        """Hide the other words' columns: in a batch, each row knows only its own new word.
+        `nonce_id`: the one nonce id every row of `logits` [..., V + n] may write (None:
+        none), or a list of one per row of [R, V + n] logits."""
         if logits.shape[-1] == self.vocab_size:
             return logits
-        hidden_cols = torch.ones(
-            logits.shape[-1] - self.vocab_size, dtype=torch.bool, device=logits.device
-        )
-        if nonce_id is not None:
-            hidden_cols[nonce_id - self.vocab_size] = False
+        per_row = isinstance(nonce_id, list)
+        own = [-1 if i is None else i for i in (nonce_id if per_row else [nonce_id])]
+        columns = torch.arange(self.vocab_size, logits.shape[-1], device=logits.device)
+        hidden_cols = columns != torch.tensor(own, device=logits.device)[:, None]  # [R or 1, n]
         return torch.cat(
             [
                 logits[..., : self.vocab_size],
-                logits[..., self.vocab_size :].masked_fill(hidden_cols, float("-inf")),
+                logits[..., self.vocab_size :].masked_fill(
+                    hidden_cols if per_row else hidden_cols[0], float("-inf")
+                ),
             ],
             -1,
         )
@@ -656,13 +661,8 @@ class NonceLM:
     def _next_logprobs(self, hidden, slot, live, hooks, nonce_of_row) -> torch.Tensor:
         """Next-token log-probabilities per live row: its own nonce column only, then its hook."""
         logits = self.logits(hidden, slot, choosing=True).float()  # [L, V + n]
-        if nonce_of_row is not None and logits.shape[-1] > self.vocab_size:
-            # one write over the nonce columns, not a copy of every row's 262k logits
-            own = [nonce_of_row[row] for row in live]  # None: the row sees no nonce
-            own = torch.tensor([-1 if o is None else o for o in own], device=logits.device)
-            columns = torch.arange(self.vocab_size, logits.shape[-1], device=logits.device)
-            others = columns != own[:, None]  # [L, n]: the nonce columns a row may not write
-            logits[:, self.vocab_size :].masked_fill_(others, float("-inf"))
+        if nonce_of_row is not None:  # every row at once, not a copy of each row's logits
+            logits = self.own_nonce_only(logits, [nonce_of_row[row] for row in live])
         logprobs = F.log_softmax(logits, dim=-1)
         for i, row in enumerate(live):
             hook = hooks[row] if hooks else None
