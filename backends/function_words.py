@@ -17,6 +17,20 @@ def is_content_word(word: str) -> bool:
     return word not in FUNCTION_WORDS and any(c.isalpha() for c in word)
 
 
+# "Do" is a function word to the centroid (as an auxiliary it means nothing of its own),
+# but a definition that says it again and again loops as one that repeats a content word
+# does, though no word 3-gram comes back: 'to run, to go, to travel, to race, to compete,
+# to do, to do something, to do.' (college, DefGen dev). Of the 5 357 distinct DefGen
+# definitions in benchmarks/results, 28 say "to do" three times or more.
+DO_FORMS = frozenset("do does did".split())
+
+
+def is_counted_word(word: str, count_do: bool = True) -> bool:
+    """A word whose every use counts towards a loop (`Decoding.word_uses`,
+    `benchmarks.metrics.repeats_word`): a content word, or with `count_do` a form of "do"."""
+    return is_content_word(word) or (count_do and word in DO_FORMS)
+
+
 # Words a sentence cannot stop on: an article, a possessive, a preposition that wants its
 # object, a conjunction ('a word that is used to describe a', 'a great or a lot of'). A
 # definition may not stop right after one (`Decoding.finish_sentence`). Not "be" in any

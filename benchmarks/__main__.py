@@ -4,7 +4,7 @@ python -m benchmarks chimera --learner all --limit 20 --json benchmarks/results/
 python -m benchmarks defgen --learner centroid,prompting --shots 1,3
 python -m benchmarks perf --skip-cold
 python -m benchmarks report          # rewrite benchmarks/RESULTS.md from results/*.json
-python -m benchmarks rescore benchmarks/results/defgen-dev-wind.json  # add DefGen's newer scores
+python -m benchmarks rescore benchmarks/results/defgen-dev-wind.json  # today's DefGen scores
 """
 
 from __future__ import annotations
@@ -208,34 +208,59 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def rescore(paths: list[Path]) -> int:
-    """Add `names_word` and `identified_masked` to DefGen run records made before them, in
-    place, with a note saying so; a record whose recomputed identification differs from
-    its own is left as it was."""
+    """Bring DefGen run records up to the scores of today's version, in place, from the
+    definitions they keep, with a note saying so: `names_word` and `identified_masked`
+    where a record has none (a record whose recomputed identification differs from its
+    own is left as it was), and a version 4 record's `degenerate` read as version 6 reads
+    it (a form of "do" counted as a content word, babble; the definitions, decoded before
+    `Decoding.count_do`, are the record's own)."""
     import json
     from datetime import datetime, timezone
 
     from benchmarks.bertscore import BertScorer
-    from benchmarks.defgen import rescore_masked
+    from benchmarks.defgen import rescore_degenerate, rescore_masked
 
     if not paths:
         raise ValueError("rescore needs DefGen run records (JSON files) to rescore")
-    scorer = BertScorer()
+    version = get_task("defgen").version
+    scorer = None
+    when = f"{datetime.now(timezone.utc):%Y-%m-%d}"
     for path in paths:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if record.get("task") != "defgen":
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{path}: not a readable run record ({err})") from err
+        if not isinstance(record, dict) or record.get("task") != "defgen":
             raise ValueError(f"{path}: not a DefGen run record")
-        differ = rescore_masked(record, scorer)
-        if differ:
-            print(f"{path}: left as it was, {differ} recomputed identifications differ")
+        notes = []
+        kept = [row for row in record["results"] if row.get("samples")]
+        if any("names_word" not in row for row in kept):
+            scorer = scorer or BertScorer()
+            differ = rescore_masked(record, scorer)
+            if differ:
+                print(f"{path}: left as it was, {differ} recomputed identifications differ")
+                continue
+            notes.append(
+                f"names_word and identified_masked added on {when} from the kept definitions"
+                " (`python -m benchmarks rescore`), which reproduced every recorded"
+                " identification."
+            )
+        if record.get("version") == 4 and version == 6:
+            changed = rescore_degenerate(record)
+            total = sum(len(row["samples"]) for row in kept)
+            notes.append(
+                f"degenerate read again as task version 6 reads it on {when} (`python -m"
+                f" benchmarks rescore`): {changed} of {total} definitions changed; decoded"
+                " without `count_do`."
+            )
+            record["version"] = version
+        if not notes:
+            print(f"{path}: nothing to add")
             continue
-        when = f"{datetime.now(timezone.utc):%Y-%m-%d}"
-        note = (
-            f"names_word and identified_masked added on {when} from the kept definitions"
-            " (`python -m benchmarks rescore`), which reproduced every recorded identification."
-        )
+        note = " ".join(notes)
         record["note"] = f"{record['note']} {note}" if record.get("note") else note
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-        print(f"rescored {path}")
+        print(f"rescored {path}: {note}")
     return 0
 
 

@@ -6,8 +6,9 @@ generation, decoded by backends.definitions.DEFAULT_DECODING), keep the first se
 and score it against the reference gloss with BERTScore F1 (local encoder) and ROUGE-L;
 and as a reader would: identification (is the definition closer, by mean-pooled sentence
 embedding cosine, to its own reference than to each of 29 others from the same file?
-chance 1/30) and the degenerate rate (empty, says the word, repeats a word 3-gram, or says
-a content word three times or a word right after itself).
+chance 1/30) and the degenerate rate (empty, says the word, repeats a word 3-gram, says
+a content word or "do" three times or a word right after itself, quotes the same thing
+twice, or babbles: `benchmarks.metrics.degenerate`).
 The oracle row is the LM defining the real word (its own tokens, same probe and
 decoding): the ceiling for any learner; "gap closed" = (learner - centroid) / (oracle -
 centroid). Every definition is kept in the run record.
@@ -209,6 +210,22 @@ def rescore_masked(record: dict, scorer: BertScorer) -> int:
         tail = {k: row.pop(k) for k in list(row) if k in ("config", "samples")}
         row.update(tail)
     return differ
+
+
+def rescore_degenerate(record: dict) -> int:
+    """Score every kept definition's `degenerate` again, as `metrics.degenerate` reads it
+    now (per sample and each row's mean), in place. Returns how many samples changed."""
+    changed = 0
+    for row in record["results"]:
+        kept = row.get("samples") or []
+        for sample in kept:
+            said = sample["word"] if row["learner"] == ORACLE else STAND_IN
+            now = float(metrics.degenerate(sample["definition"], said))
+            changed += now != sample.get("degenerate")
+            sample["degenerate"] = now
+        if kept:
+            row["degenerate"] = round(_mean([k["degenerate"] for k in kept]), 4)
+    return changed
 
 
 def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) -> list[Result]:

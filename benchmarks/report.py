@@ -146,7 +146,10 @@ shots) over `n` items. Choices that shape the numbers:
   own reference than to each of 29 others drawn from the same file, or to all others when
   a run has fewer than 30 items; chance 1/30), `degenerate` (empty, says the word,
   repeats a word 3-gram, or, from task version 3 on, says a content word three times or a
-  word right after itself, or, from version 4, quotes the same thing twice), BERTScore
+  word right after itself, or, from version 4, quotes the same thing twice, or, from
+  version 6, says "do" three times or babbles: 8 words or more, under 15% of them content
+  words; version 4 records were read again as version 6 in place, `python -m benchmarks
+  rescore`, each with a note), BERTScore
   F1 with all-MiniLM-L6-v2, layer 6 (its last), greedy cosine matching, no idf, no
   baseline rescaling (unrelated sentences still score well above 0: compare rows with
   each other), ROUGE-L F1. The `oracle` row is the LM defining
@@ -397,8 +400,8 @@ OLDER = (
     "quotation rule (a word quoted alone quoted again: the definition reader's "
     '\'"a" or "a" (plural)\' for every dev word), which the degenerate rate did not '
     "count either; the tournament's version 4 judged each definition with the real word "
-    "unmasked. Kept to read what the model card cites; their numbers are not comparable "
-    "with the newest version's."
+    "unmasked, and its version 5 with version 4's degenerate rate. Kept to read what the "
+    "model card cites; their numbers are not comparable with the newest version's."
 )
 
 HELD_OUT = (

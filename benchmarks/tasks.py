@@ -98,8 +98,11 @@ TASKS: dict[str, Task] = {
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (IDENTIFIED, IDENTIFIED_MASKED, NAMES_WORD, DEGENERATE, GAP_CLOSED, BERTSCORE, ROUGE),
             # 3: decoding limits a word's uses; `degenerate` counts word loops. 4: a word
-            # quoted alone opens no second quotation; `degenerate` counts a repeated quotation
-            4,
+            # quoted alone opens no second quotation; `degenerate` counts a repeated quotation.
+            # 5 was the copy ban's own (benchmarks/results/copy-ban/, not kept). 6:
+            # `degenerate` counts "do" with the content words, and babble
+            # (`benchmarks.metrics.babbles`); version 4 records are rescored to it in place
+            6,
             "benchmarks.defgen:run_defgen",
         ),
         Task(
@@ -117,7 +120,9 @@ TASKS: dict[str, Task] = {
             "word masked) wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
-            5,  # DefGen's 4, and from 5 the judge reads the definitions with the word masked
+            # DefGen's 4, and from 5 the judge reads the definitions with the word masked;
+            # 6: DefGen's 6 (its judge's `degenerate`)
+            6,
             "benchmarks.defgen:run_tournament",
         ),
         Task(

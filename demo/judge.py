@@ -3,8 +3,9 @@ prepared item's two definitions so the leaderboard can say how often people agre
 
 As `benchmarks.defgen.run_tournament` judges (its `battle_verdicts` and `judge`, imported,
 not copied): each definition's first sentence is degenerate (empty, says the made-up word,
-repeats a word 3-gram, loops on a word: `benchmarks.metrics.degenerate`) or not, and its
-identification margin is cos(own reference) - max cos(29 other references), by mean-pooled
+repeats a word 3-gram, loops on a word or a quotation, babbles:
+`benchmarks.metrics.degenerate`) or not, and its identification margin is
+cos(own reference) - max cos(29 other references), by mean-pooled
 MiniLM sentence embeddings, read with the hidden real word masked as the made-up one (a
 definition that names the word is not judged on the name alone). A degenerate definition
 loses to a usable one (both: "both_bad"); otherwise the wider margin wins, within

@@ -125,6 +125,22 @@ def test_degenerate_definitions_are_empty_say_the_word_or_loop():
     assert not degenerate('"to read" or "to see", as in "a" and "an".', "dax")
     assert not degenerate('a "small" or "little" object.', "dax")
 
+    # version 5: "do" counts as a content word, and babble is degenerate
+    assert degenerate("to run, to go, to travel, to do, to do something, to do.", "dax")
+    assert not degenerate("a promise to do something, or to do it well.", "dax")  # twice
+    assert degenerate("a word that is not defined, a, and is not a, and not a, not a", "dax")
+    assert not degenerate("a small bird that is not a finch.", "dax")
+
+
+def test_babble_is_a_long_run_of_function_words():
+    from benchmarks.metrics import babbles, tokens
+
+    assert babbles(tokens("it is and it is not and it's not and is it and it"))
+    assert babbles(tokens("a number that is divisible by 1, 2, 3, 4, 5, 6, 7, 8."))  # digits
+    assert not babbles(tokens("a number that is divisible by 10 or 100."))  # 2 of 9 content
+    assert not babbles(tokens("it is and it is not"))  # too short to tell
+    assert not babbles([])
+
 
 def test_identified_only_when_closer_than_every_distractor():
     from benchmarks.metrics import identified

@@ -306,3 +306,30 @@ def test_rescore_command_writes_only_records_it_reproduces(tiny_scorer, tmp_path
     (tmp_path / "perf.json").write_text(json.dumps({"task": "perf", "results": []}))
     assert main(["rescore", str(tmp_path / "perf.json")]) == 2
     assert main(["cloze", str(good)]) == 2  # a task takes no record files
+
+
+def test_rescore_reads_a_version_4_records_degenerate_as_version_6_does(tiny_scorer, tmp_path):
+    import json
+
+    from benchmarks.__main__ import main
+    from benchmarks.defgen import ORACLE, rescore_degenerate, rescore_masked
+
+    record, _ = old_record(tiny_scorer, tmp_path)
+    assert rescore_masked(record, tiny_scorer) == 0  # as version 4 records have them
+    loop = "to run, to go, to do, to do something, to do."  # no counted word thrice in v4
+    college = record["results"][1]
+    college["samples"][0]["definition"] = loop
+    # the oracle may say its own word ("anvil"), a learner the stand-in only
+    oracle = next(row for row in record["results"] if row["learner"] == ORACLE)
+    oracle["samples"][0]["definition"] = "an anvil, a block"
+    assert rescore_degenerate(json.loads(json.dumps(record))) == 2
+    assert main(["rescore", str(tmp_path / "none.json")]) == 2  # no such record
+    path = tmp_path / "v4.json"
+    path.write_text(json.dumps({**record, "version": 4}))
+    assert main(["rescore", str(path)]) == 0
+    done = json.loads(path.read_text())
+    assert done["version"] == 6 and "2 of 9 definitions changed" in done["note"]
+    assert done["results"][1]["samples"][0]["degenerate"] == 1.0
+    assert done["results"][1]["degenerate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert main(["rescore", str(path)]) == 0  # a second time: nothing to add
+    assert json.loads(path.read_text()) == done
