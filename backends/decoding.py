@@ -25,7 +25,10 @@ The controls, applied to every row of the one batched generation (each a `Decodi
 - a content word may be said at most `word_uses` times, and no word twice in a row: the
   loops the n-gram rule reads past because the words between change ('a " shed " or
   " shed " is a " shed "', 'to imagine, to imagine, and to imagine', 'a secret, a secret,
-  or a secret'); function words (backends/function_words.py) repeat freely;
+  or a secret'); function words (backends/function_words.py) repeat freely, but for "do"
+  (`count_do`): 'to run, to go, to travel, to race, to compete, to do, to do something, to
+  do.' was college's reading of a verb on DefGen dev, and "do" said twice is rarely more
+  than a placeholder;
 - a word quoted alone may not open a quotation again: the loops on quoted function words
   the once rule leaves free, since "a" and "the" must repeat in ordinary definitions (the
   definition reader, with only a word's spelling to read, wrote 'a "small" or "little" or
@@ -165,7 +168,13 @@ import torch
 
 from backends import vocab_select
 from backends.blocked_words import SLURS
-from backends.function_words import MODALS, PARTICLES, UNFINISHED, is_content_word
+from backends.function_words import (
+    MODALS,
+    PARTICLES,
+    UNFINISHED,
+    is_content_word,
+    is_counted_word,
+)
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,9 @@ class Decoding:
     # (0 = off). Once, chosen on 90 DefGen dev items over twice and off (model card,
     # "Loops the n-gram rule missed"): it also stops "or"-lists of near-copies.
     word_uses: int = 1
+    # ... and "do" counts as a content word there ('to do, to do something, to do.'):
+    # `backends.function_words.DO_FORMS`.
+    count_do: bool = True
     # A word quoted alone ('"a"') may not open a quotation again ('"a" or "a"').
     quote_once: bool = True
     # The same token at most this many times in a row (0 = off): '2.444444...' stops.
@@ -315,6 +327,7 @@ RULES_ADDED_LATER = {
     "drop_lead_marks": False,
     "wind_down": 0,
     "ends_at_budget": False,
+    "count_do": False,
 }
 
 
@@ -531,7 +544,9 @@ def adjust_(
             forbidden.update(forms.beginning(word, generated))
         partial = forms.open_word(generated, said)
         if decoding.word_uses:
-            forbidden |= overused(said, generated, partial, decoding.word_uses, forms)
+            forbidden |= overused(
+                said, generated, partial, decoding.word_uses, forms, decoding.count_do
+            )
         quoting = decoding.quote_once or decoding.close_quotes or decoding.quotes_close
         text = forms.text(generated) if quoting else ""
         if decoding.quote_once:
@@ -611,12 +626,18 @@ def says_nothing_yet(said: list[str]) -> bool:
 
 
 def overused(
-    said: list[str], generated: Sequence[int], partial: str | None, uses: int, forms: TokenForms
+    said: list[str],
+    generated: Sequence[int],
+    partial: str | None,
+    uses: int,
+    forms: TokenForms,
+    count_do: bool = True,
 ) -> set[int]:
-    """Tokens that would say a content word for the (uses + 1)-th time, or repeat the last
-    word said right after itself (through punctuation: 'events, events'); `said`: the
-    words of `generated`, `partial`: the one still open."""
-    counts = Counter(w for w in said if is_content_word(w))
+    """Tokens that would say a content word (with `count_do`, or a form of "do") for the
+    (uses + 1)-th time, or repeat the last word said right after itself (through
+    punctuation: 'events, events'); `said`: the words of `generated`, `partial`: the one
+    still open."""
+    counts = Counter(w for w in said if is_counted_word(w, count_do))
     forbidden = forms.saying([w for w, n in counts.items() if n >= uses], generated, partial)
     if said:  # a new word only: a piece continuing the last one makes a different word
         forbidden |= forms.saying([said[-1]], generated)

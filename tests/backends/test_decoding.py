@@ -172,6 +172,22 @@ def test_a_content_word_said_its_limit_of_times_is_not_said_again():
     ] == float("-inf")
 
 
+def test_do_is_said_once_like_a_content_word():
+    # college's reading of a verb, DefGen dev: 'to run, to go, ..., to do, to do something,
+    # to do.' -- "do" is a function word, so the once rule let it loop
+    pieces = ["▁to", "▁run", ",", "▁do", "▁something", "▁does", "▁not", "▁d", "o"]
+    forms = TokenForms.of_vocabulary(pieces)
+    said = [0, 1, 2, 0, 3, 2, 0]  # to run, to do, to
+    out = adjust(torch.zeros(len(pieces)), said, [], Decoding(), forms)
+    assert out[3] == float("-inf")  # ' do' a second time
+    assert out[5] == 0 and out[6] == 0  # "does" and other function words are free
+    assert adjust(torch.zeros(len(pieces)), [*said, 7], [], Decoding(), forms)[8] == float(
+        "-inf"
+    )  # nor in two pieces
+    assert adjust(torch.zeros(len(pieces)), said, [], Decoding(count_do=False), forms)[3] == 0
+    assert Decoding.from_record({}).count_do is False  # a stored battle decoded without it
+
+
 def test_no_word_follows_itself():
     # 'the study of past events, events' and 'a "to "to reduce"': a word right after itself
     pieces = ["▁the", "▁events", ",", "▁a", "▁to", '▁"', "to", "▁study"]
