@@ -139,7 +139,9 @@ def student_nll(lm: NonceLM, slot: NonceSlot, episodes: list[Episode]):
     rows = torch.tensor([r for r, s in enumerate(seqs) for _ in range(len(s) - 1)], device=dev)
     pos = torch.tensor([p for s in seqs for p in range(len(s) - 1)], device=dev)
     h = hidden[rows, pos]  # [N, d], every predicting position
-    logits = own_nonce_only(lm, lm.logits(h, slot).float(), rows % E)  # [N, V + E]
+    # each row sees its own episode's new token only: [N, V + E]
+    own = (lm.vocab_size + rows % E).tolist()
+    logits = lm.own_nonce_only(lm.logits(h, slot).float(), own)
     nll = F.cross_entropy(logits, ids[rows, pos + 1], reduction="none")
     return hidden, nll, rows
 
@@ -185,15 +187,6 @@ def distillation(
     s_sel, t_sel = s_logits.gather(1, cols), t_logits.gather(1, cols)
     mse = F.mse_loss(s_sel - s_sel.mean(1, keepdim=True), t_sel - t_sel.mean(1, keepdim=True))
     return cos, mse
-
-
-def own_nonce_only(lm: NonceLM, logits: torch.Tensor, episode: torch.Tensor) -> torch.Tensor:
-    """[N, V + E] logits with each row's other episodes' columns hidden (`episode`: [N])."""
-    out = torch.empty_like(logits)
-    for e in episode.unique().tolist():
-        rows = episode == e
-        out[rows] = lm.own_nonce_only(logits[rows], lm.vocab_size + e)
-    return out
 
 
 def unlikelihood_loss(lm: NonceLM, v_in: torch.Tensor, v_out: torch.Tensor, max_new_tokens: int):
