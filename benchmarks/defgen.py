@@ -119,6 +119,13 @@ def generate_samples(
     return samples
 
 
+def own_word(learner: str, word: str) -> str:
+    """The word a definition is degenerate for saying: a definition that says the word it
+    defines names it for free; the stand-in string is what a learner's definition could
+    say, the real word `word` what the oracle's could."""
+    return word if learner == ORACLE else STAND_IN
+
+
 def score_samples(
     samples: list[Sample], references: list[str], scorer: BertScorer, seed: int
 ) -> None:
@@ -129,9 +136,7 @@ def score_samples(
     cosines, masked_cosines = identification_cosines(samples, ref_vectors, scorer)
     for s, score, row, masked_row in zip(samples, f1, cosines, masked_cosines):
         others = metrics.distractors(len(references), s.item, DISTRACTORS, seed)
-        # A definition that says the word it defines names it for free; the stand-in string
-        # is what a learner's definition could say, the real word what the oracle's could.
-        said = s.word if s.learner == ORACLE else STAND_IN
+        said = own_word(s.learner, s.word)
         s.scores = {
             "bertscore_f1": score,
             "rouge_l": metrics.rouge_l(s.reference, s.definition),
@@ -219,7 +224,7 @@ def rescore_degenerate(record: dict) -> int:
     for row in record["results"]:
         kept = row.get("samples") or []
         for sample in kept:
-            said = sample["word"] if row["learner"] == ORACLE else STAND_IN
+            said = own_word(row["learner"], sample["word"])
             now = float(metrics.degenerate(sample["definition"], said))
             changed += now != sample.get("degenerate")
             sample["degenerate"] = now
@@ -389,8 +394,7 @@ def run_tournament(options: RunOptions) -> list[Result]:
         examples = examples_for(item.examples[:k])
         texts = [_battle_definition(lm, name, item, examples, options) for name in pair]
         others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
-        # the oracle may not say its real word; a learner may not say the made-up one
-        said = [item.word if name == ORACLE else STAND_IN for name in pair]
+        said = [own_word(name, item.word) for name in pair]
         a, b = battle_verdicts(
             scorer, ref_vectors, number, others, texts, item.word, STAND_IN, said
         )
