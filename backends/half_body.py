@@ -12,7 +12,7 @@ The weights' rounding is small beside int8's: fp16 keeps 11 significant bits, so
 product moves by about 4e-4 on outputs of size ~0.4. Reading the blocks as int8
 (fbgemm's dynamic quantisation, inputs rounded too) left only 5 of 40 DefGen dev oracle
 definitions word for word (19 of 40 with 8-bit inputs); bf16 weights and inputs 54 of 60
-(README, Speed); these fp16 weights with fp32 inputs, 40 of 40.
+(docs/speed.md); these fp16 weights with fp32 inputs, 40 of 40.
 
 Only the decoding step reads these copies (backends/decode_step.py): prompts, scoring,
 the learners' readers and anything with a gradient read the fp32 layers as before, so no

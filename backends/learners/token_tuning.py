@@ -38,7 +38,7 @@ MAX_STEPS = 500  # a cap so one request cannot hold the CPU for minutes
 @dataclass(frozen=True)
 class TokenTuningConfig:
     # Gradient steps; the paper trains 100 epochs, CoLLEGe's TT-N uses 1-2 steps. A step
-    # on three sentences costs about 0.5 s on 2 CPU cores (Gemma 3 270M; README, Speed),
+    # on three sentences costs about 0.5 s on 2 CPU cores (Gemma 3 270M; docs/speed.md),
     # so the app's default stays well under 10 s.
     steps: int = 4
     # Adam learning rate (paper: 0.01; CoLLEGe: 1e-3 / 3e-4).
