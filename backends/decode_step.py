@@ -12,13 +12,18 @@ time (one launch instead of ~500); on the CPU the same step, without a graph, sa
 framework's share.
 
 The arithmetic is transformers' own Gemma 3, op for op, calling the model's own modules
-(q/k norms, RoPE with the local and the global base, grouped-query attention packed for
-one query as transformers packs it, the GELU-tanh MLP, so packed CPU linears still apply).
-Two things are done in fewer calls, to the same result: each RMSNorm (x / rms(x) times
-(1 + w), in fp32) is torch's one fused `rms_norm` rather than seven elementwise ops (the
-same values here, to the bit, at about half the time: 11-13 us against 20-25 per call,
-and a token makes 110 of them), and with packed CPU linears a block's q, k, v and its
-MLP's gate and up are read as two products rather than five (`PackedLinears.joint`).
+(q/k norms, the rotary embedding's cosines and sines for the local and the global base,
+grouped-query attention packed for one query as transformers packs it, the GELU-tanh MLP,
+so packed CPU linears still apply). Some things are done in fewer calls, to the same
+result bit for bit: each RMSNorm (x / rms(x) times (1 + w), in fp32) is torch's one fused
+`rms_norm` rather than seven elementwise ops (about half the time: 11-13 us against 20-25
+per call, and a token makes 110 of them); with packed CPU linears a block's q, k, v and
+its MLP's gate and up are read as two products rather than five (`PackedLinears.joint`);
+RoPE's `x * cos + rotate_half(x) * sin`, whose `rotate_half` slices, negates and joins
+both halves, is `x * cos + roll(x) * sin'` with sin' the sine's first half negated once
+per token (the same products and sums: a sign moves from one factor to the other); and
+with one new position per row, the heads' views need no transposes. Every call saved is
+a few microseconds of dispatch a block, which at one row is as much as the arithmetic.
 On the CPU the step reads the blocks' weights from fp16 copies (backends/half_body.py),
 which halve the bytes a token reads; everything before and besides the step stays fp32.
 Prompts are read (prefilled) by transformers as before; their cache is copied in.
@@ -58,6 +63,21 @@ def block_products(block, packed=None, half=None) -> list:
     return [read(group) for group in step_groups(block)]
 
 
+def rotation(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """The rotary embedding's [B, 1, hd] cosines and sines -> what `rotate` reads: both
+    set to broadcast over heads, the sine's first half negated."""
+    half = sin.shape[-1] // 2
+    signed = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+    return cos[:, None], signed[:, None], half
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, signed: torch.Tensor, half: int) -> torch.Tensor:
+    """RoPE on [B, heads, 1, hd]: transformers' `x * cos + rotate_half(x) * sin`, where
+    rotate_half(x) = (-x2, x1); here (x2, x1) = roll(x) meets (-sin1, sin2), which gives
+    the same products, so the same bits: one call (`roll`) where rotate_half makes four."""
+    return x * cos + x.roll(half, -1) * signed
+
+
 class DecodeStep:
     """One token per row through the blocks; `step(embeds)` -> [B, d] final hidden states.
 
@@ -76,9 +96,8 @@ class DecodeStep:
         packed=None,
         half=None,
     ):
-        from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm, apply_rotary_pos_emb
+        from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm
 
-        self.rotate = apply_rotary_pos_emb  # transformers' own RoPE, looked up once
         config = model.config
         body = model.base_model
         self.layers, self.norm, self.rotary = body.layers, body.norm, body.rotary_emb
@@ -120,7 +139,9 @@ class DecodeStep:
             ],
         }
         positions = self.position[:, None]  # [B, 1]
-        rotations = {kind: self.rotary(embeds, positions, kind) for kind in set(self.layer_types)}
+        rotations = {
+            kind: rotation(*self.rotary(embeds, positions, kind)) for kind in set(self.layer_types)
+        }
         hidden = embeds
         for i, layer in enumerate(self.layers):
             kind = self.layer_types[i]
@@ -132,6 +153,8 @@ class DecodeStep:
     def _norm(self, norm, x: torch.Tensor) -> torch.Tensor:
         """Gemma 3's RMSNorm: x / rms(x) * (1 + w), computed in fp32, in one call."""
         scale = self.scales[id(norm)]
+        if x.dtype == torch.float32:  # as on the CPU: no casts to dispatch
+            return F.rms_norm(x, scale.shape, scale, norm.eps)
         return F.rms_norm(x.float(), scale.shape, scale, norm.eps).type_as(x)
 
     def _block(self, i, layer, hidden, rotation, mask):
@@ -142,10 +165,11 @@ class DecodeStep:
             q, k, v = self.qkv[i](x)
         else:
             q, k, v = attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)
-        q = q.view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, H, 1, hd]
-        k = k.view(rows, 1, -1, head_dim).transpose(1, 2)  # [B, KV, 1, hd]
-        v = v.view(rows, 1, -1, head_dim).transpose(1, 2)
-        q, k = self.rotate(self._norm(attn.q_norm, q), self._norm(attn.k_norm, k), *rotation)
+        # one position: [B, 1, heads * hd] is [B, heads, 1, hd] as a view
+        q = self._norm(attn.q_norm, q.view(rows, -1, 1, head_dim))  # [B, H, 1, hd]
+        k = self._norm(attn.k_norm, k.view(rows, -1, 1, head_dim))  # [B, KV, 1, hd]
+        v = v.view(rows, -1, 1, head_dim)
+        q, k = rotate(q, *rotation), rotate(k, *rotation)
         at = self.column.view(1)
         self.keys[i].index_copy_(2, at, k)
         self.values[i].index_copy_(2, at, v)
@@ -155,7 +179,7 @@ class DecodeStep:
         out = F.scaled_dot_product_attention(
             packed, self.keys[i], self.values[i], attn_mask=mask, scale=attn.scaling
         )
-        out = out.reshape(rows, heads, 1, head_dim).transpose(1, 2).reshape(rows, 1, -1)
+        out = out.reshape(rows, 1, -1)  # heads in order: [B, 1, H * hd]
         out = self.o[i](out)[0] if self.o[i] is not None else attn.o_proj(out)
         hidden = hidden + self._norm(layer.post_attention_layernorm, out)
         x = self._norm(layer.pre_feedforward_layernorm, hidden)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import torch
 
-from backends.decode_step import DecodeStep, supports
+from backends.decode_step import DecodeStep, rotate, rotation, supports
 from backends.decoding import Decoding
 from tests.backends.test_nonce_lm import random_slot
 
@@ -49,6 +49,20 @@ def test_each_step_gives_transformers_hidden_states(tiny_lm):
         got = lean.step(tiny_lm.embed(ids, slot))
         assert torch.allclose(got, expected, atol=1e-5), (got - expected).abs().max()
     assert mask.shape[1] > tiny_lm.model.config.sliding_window + 8
+
+
+def test_rope_by_roll_is_transformers_rope_bit_for_bit():
+    """`rotate` moves rotate_half's sign onto the sine: the same products, the same bits."""
+    from transformers.models.gemma3.modeling_gemma3 import apply_rotary_pos_emb
+
+    g = torch.Generator().manual_seed(0)
+    q, k = torch.randn(3, 4, 1, 256, generator=g), torch.randn(3, 1, 1, 256, generator=g)
+    angles = torch.rand(3, 1, 128, generator=g) * 100
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    expected_q, expected_k = apply_rotary_pos_emb(q, k, cos, sin)
+    prepared = rotation(cos, sin)
+    assert torch.equal(rotate(q, *prepared), expected_q)
+    assert torch.equal(rotate(k, *prepared), expected_k)
 
 
 def test_generations_are_the_same_through_either_step(tiny_lm):
