@@ -631,7 +631,7 @@ def overused(
     partial: str | None,
     uses: int,
     forms: TokenForms,
-    count_do: bool = True,
+    count_do: bool,
 ) -> set[int]:
     """Tokens that would say a content word (with `count_do`, or a form of "do") for the
     (uses + 1)-th time, or repeat the last word said right after itself (through
