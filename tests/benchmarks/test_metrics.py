@@ -125,7 +125,7 @@ def test_degenerate_definitions_are_empty_say_the_word_or_loop():
     assert not degenerate('"to read" or "to see", as in "a" and "an".', "dax")
     assert not degenerate('a "small" or "little" object.', "dax")
 
-    # version 5: "do" counts as a content word, and babble is degenerate
+    # version 6: "do" counts as a content word, and babble is degenerate
     assert degenerate("to run, to go, to travel, to do, to do something, to do.", "dax")
     assert not degenerate("a promise to do something, or to do it well.", "dax")  # twice
     assert degenerate("a word that is not defined, a, and is not a, and not a, not a", "dax")
