@@ -13,6 +13,7 @@ from pathlib import Path
 from backends.definitions import ORACLE
 from backends.learners import learner_names
 from backends.shared_data import REPO_ROOT
+from benchmarks import intervals
 from benchmarks.results import row_kind
 from benchmarks.tasks import TASKS
 
@@ -404,6 +405,15 @@ OLDER = (
     "model card cites; their numbers are not comparable with the newest version's."
 )
 
+SURE = (
+    "Each DefGen score above is a mean over 100-200 words, so another draw of words would "
+    "move it. Here, from the definitions the newest records keep (`benchmarks/intervals.py`: "
+    "2000 resamplings of the items, seed 0), each shipped learner's identification and "
+    "BERTScore with a 95% interval, and `college`'s lead over it on the same items with the "
+    "interval of that paired difference: where it excludes 0, the lead is not the draw of "
+    "words. Negative leads are the oracle's (the LM defining the real word)."
+)
+
 HELD_OUT = (
     "Our own test splits, run after the choices were made on dev: DefGen's "
     "`defgen.test.jsonl`; Chimera's items 111-220 of each level file and Definitional "
@@ -448,6 +458,10 @@ def render(runs: list[dict]) -> str:
             for run in mine:  # one table per record: runs may cover different items
                 lines += [f"`{run['_file']}`, from item {offset(run) + 1}:", ""]
                 lines += table(run["results"]) + [""]
+    comparisons = intervals.compare(current, "college", list(learner_names()))
+    if comparisons:
+        lines += ["## DefGen: how sure (paired bootstrap over items)", "", SURE, ""]
+        lines += intervals.render(comparisons, "college")
     for name, task in TASKS.items():
         mine = [r for r in dev if r["task"] == name]
         if not mine:
