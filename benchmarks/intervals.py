@@ -33,10 +33,17 @@ def bootstrap_interval(
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return float("nan"), float("nan")
-    draws = np.random.default_rng(seed).integers(0, len(values), size=(rounds, len(values)))
     tail = (100 - LEVEL) / 2
-    low, high = np.percentile(values[draws].mean(axis=1), [tail, 100 - tail])
+    low, high = np.percentile(resampled_means(values, seed, rounds), [tail, 100 - tail])
     return float(low), float(high)
+
+
+def resampled_means(values: np.ndarray, seed: int, rounds: int) -> np.ndarray:
+    """[rounds, ...]: the mean over the items (the first axis of `values`, [n] or [n, m]
+    for m scores an item) of each of `rounds` draws of n items with replacement, seeded.
+    Items are drawn whole, so an item's m scores stay together (a paired bootstrap)."""
+    draws = np.random.default_rng(seed).integers(0, len(values), size=(rounds, len(values)))
+    return values[draws].mean(axis=1)
 
 
 @dataclass(frozen=True)

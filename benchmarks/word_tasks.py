@@ -103,14 +103,14 @@ def share_interval(
     pairs: at 30 items per level the share moves by tenths from one sample to the next."""
     import numpy as np
 
+    from benchmarks.intervals import resampled_means
+
     pairs = np.array(
         [(a, b) for a, b in zip(learner, oracle) if not (math.isnan(a) or math.isnan(b))]
     )
     if len(pairs) < 2:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(pairs), size=(rounds, len(pairs)))
-    means = pairs[draws].mean(axis=1)  # [rounds, 2]
+    means = resampled_means(pairs, seed, rounds)  # [rounds, 2]
     shares = means[:, 0] / np.where(means[:, 1] > 0, means[:, 1], np.nan)
     low, high = np.nanpercentile(shares, [2.5, 97.5])
     return float(low), float(high)
