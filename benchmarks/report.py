@@ -176,6 +176,10 @@ shots) over `n` items. Choices that shape the numbers:
 - `defgen.test.jsonl` is a held-out test file of our own (100 WordNet words drawn after
   the dev words, `benchmarks/build_wordnet_sets.py`): nothing was tuned on it, and its
   words are excluded from any training. Runs on it name the file in their command.
+- `defgen.test.natural.jsonl` holds the same 100 words and references in sentences a
+  user would type: three full sentences per word, in its reference's sense, written for
+  it on 2026-11-29 before any learner read them, and run once (`defgen-test-natural.json`).
+  The oracle does not read sentences, so its rows are the WordNet file's.
 - `defgen.dev.endings.jsonl` / `defgen.test.endings.jsonl` (`python -m
   benchmarks.build_endings`) are the DefGen items whose WordNet sentences use the word
   with a regular ending, kept after the nonce ("feints and <nonce>s", where DefGen masks

@@ -119,3 +119,19 @@ def test_chimera_sources_name_two_words_for_dev_items():
     assert known, "sources.dev.tsv should cover the dev items"
     assert all(len(sources[item.id]) == 2 and all(sources[item.id]) for item in known)
     assert data.chimera_sources(shared_data.SHARED_DATA / "no-such-file.tsv") == {}
+
+
+def test_natural_test_set_is_the_test_words_in_written_sentences():
+    """`defgen.test.natural.jsonl`: the held-out file's words and references, each word in
+    three sentences written for its sense, the word (whole, ending and all) as `<nonce>`
+    once in each and nowhere else."""
+    held_out = data.load_defgen(shared_data.SETS_DIR / "defgen.test.jsonl")
+    natural = data.load_defgen(shared_data.SETS_DIR / "defgen.test.natural.jsonl")
+    assert [(i.word, i.definition) for i in natural] == [(i.word, i.definition) for i in held_out]
+    for item, wordnet_item in zip(natural, held_out):
+        assert len(set(item.examples)) == 3
+        assert not set(item.examples) & set(wordnet_item.examples)
+        for example in item.examples:
+            assert example.count(PLACEHOLDER) == 1
+            said = example.replace(PLACEHOLDER, " ").lower().split()
+            assert not any(w.strip(".,;:!?'\"").startswith(item.word) for w in said), example

@@ -13,6 +13,8 @@ def test_parts_of_speech_follow_the_set_builders_blocks():
         "nouns", "nouns", "verbs", "verbs", "adjectives", "adjectives"
     ]  # fmt: skip
     assert [part_of_speech(test, i) for i in (39, 40, 70)] == ["nouns", "verbs", "adjectives"]
+    written = "benchmarks/sets/defgen.test.natural.jsonl"  # the test words in written sentences
+    assert [part_of_speech(written, i) for i in (39, 40, 70)] == ["nouns", "verbs", "adjectives"]
     assert part_of_speech("my-own.jsonl", 5) == "all"
 
 
