@@ -10,8 +10,12 @@ the vote. Each item also carries the WordNet sense its sentences use: its part o
 (`pos`, for the boards by part of speech) and its gloss (`reference`, which the automatic
 judge reads, as the tournament reads DefGen's). The sense is the one a WordNet usage example
 among the sentences illustrates, else the word's commonest (SemCor counts); a word WordNet
-lacks (some GCIDE headwords) gives no item. The hand-written items already in the file
-(those without an answer) stay first.
+lacks (some GCIDE headwords) gives no item, nor does a name: a word the sentences write
+with a capital inside a sentence ("the capital of Ghana"), or whose sense WordNet spells
+with one or lists as an instance (Odin, Ranunculaceae). A made-up word is a new word, not
+a place, a person or a taxon, and a name's gloss often missed the sentences' sense (the
+plant "sulla" for the Roman general). The hand-written items already in the file (those
+without an answer) stay first.
 
 GCIDE comes from Debian's `dict-gcide` (`make pool` installs it and runs this); without it
 the pool is built from WordNet alone and the run says so. The app never reads GCIDE: it
@@ -68,6 +72,25 @@ def gives_away(word: str, examples: list[str]) -> bool:
     return any(stem in example.lower() for example in examples)
 
 
+def names_something(word: str, sentences: list[str]) -> bool:
+    """Whether a sentence writes the word with a capital where no sentence starts: a name
+    ("defeated by Sulla", "the Pentecostal church", a gloss's "- T.G.Winner"), not a word
+    to learn. A sentence starts at the beginning, after an opening quote or bracket, or
+    after a stop and a space."""
+    from backends.nonce_lm import inflected_pattern
+
+    for sentence in sentences:
+        for match in inflected_pattern(word).finditer(sentence):
+            if not match.group(0)[0].isupper():
+                continue
+            before = sentence[: match.start()]
+            opened = before.rstrip() == "" or before[-1:] in "\"'(“‘["
+            stopped = before[-1:].isspace() and before.rstrip()[-1:] in ".!?:;-–—"
+            if not (opened or stopped):
+                return True
+    return False
+
+
 def shows_a_slur(sentence: str) -> bool:
     """Whether the sentence holds a word of the slur guard's list: voters read every
     sentence, and an old quotation can use one in another sense ("the warmth distends
@@ -101,7 +124,7 @@ def pool_items(
         if len(corpus[word]) < shown:
             continue
         found = sense(word, corpus[word][:shown])
-        if found is None:
+        if found is None or names_something(word, corpus[word][:shown]):
             continue
         nonce = next(nonces)
         examples = [hide(word, nonce, s) for s in corpus[word][:shown]]
@@ -128,8 +151,9 @@ def english_word_form() -> Callable[[str], bool]:
 
 def wordnet_sense() -> Sense:
     """(word, sentences) -> (part of speech, gloss) of the sense the sentences use, or None
-    for a word WordNet lacks: the synset a WordNet usage example among them illustrates,
-    else the word's commonest sense by SemCor counts (ties keep WordNet's order)."""
+    for a word WordNet lacks or a name: the synset a WordNet usage example among them
+    illustrates, else the word's commonest sense by SemCor counts (ties keep WordNet's
+    order); None where that sense is a name (a capitalised lemma, or an instance)."""
     from backends.lexicon import wordnet
 
     reader = wordnet()
@@ -148,6 +172,9 @@ def wordnet_sense() -> Sense:
         if not synsets:
             return None
         chosen = shown[0] if shown else max(synsets, key=lambda s: count(s, word))
+        spelt = [lemma.name() for lemma in chosen.lemmas() if lemma.name().lower() == word]
+        if chosen.instance_hypernyms() or any(name[0].isupper() for name in spelt):
+            return None  # a name (Odin, Ghana, Ranunculaceae): no item
         return POS_NAMES[chosen.pos()], chosen.definition()
 
     return sense

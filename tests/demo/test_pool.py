@@ -11,7 +11,7 @@ from backends.inputs import check_examples
 from demo.items import arena_pool
 from demo.settings import ASSETS
 from demo.vocabulary import PARTS_OF_SPEECH
-from tools.build_arena_pool import gives_away, hide, wordnet_sense
+from tools.build_arena_pool import gives_away, hide, names_something, wordnet_sense
 from training.corpus import GCIDE_PATH
 
 needs_wordnet = pytest.mark.skipif(
@@ -61,7 +61,25 @@ def test_the_shipped_pool_hides_real_words_never_evaluated():
         assert not reader.synsets(item.word) and reader.morphy(item.word) is None, item.word
         assert not gives_away(item.answer, list(item.examples)), item
         assert item.reference and item.pos in PARTS_OF_SPEECH, item
+        shown = [hide(item.word, item.answer, s) for s in item.examples]  # the real sentences
+        assert not names_something(item.answer, shown), item  # a word to learn, not a name
     assert {item.pos for item in prepared} == set(PARTS_OF_SPEECH)  # every board has items
+
+
+def test_a_word_written_with_a_capital_inside_a_sentence_is_a_name():
+    assert names_something("sulla", ["Mithridates was defeated by Sulla in 86 BC"])
+    assert names_something("winner", ["broad in scope; - T.G.Winner"])  # a gloss's author
+    assert not names_something("dog", ["Dogs bark.", "It ran. Dogs bark.", '"Dogs!" he said'])
+    assert not names_something("dog", ["the dog barked", "(Dogs bark.)"])
+
+
+@needs_wordnet
+def test_a_name_has_no_sense():
+    sense = wordnet_sense()
+    assert sense("ghana", ["the capital and largest city of ghana"]) is None  # Ghana
+    assert sense("odin", ["chief god; counterpart of odin"]) is None  # Odin
+    assert sense("buteo", ["any hawk of the genus buteo"]) is None  # the genus Buteo
+    assert sense("dog", ["the dog barked all night"]) is not None
 
 
 @needs_wordnet
