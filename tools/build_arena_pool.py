@@ -54,7 +54,9 @@ def made_up_words(rng: random.Random, is_word: Callable[[str], bool]) -> Iterato
 
 def hide(word: str, nonce: str, sentence: str) -> str:
     """The sentence with `word` (and its regular inflections) spelled as `nonce`, the
-    ending respelled for it (stipulated -> frulisked, not fruliskd)."""
+    ending respelled for it (stipulated -> frulisked, not fruliskd), and an article just
+    before it made to fit it ("an armchair" -> "a wospit", not "an wospit", a misprint
+    that would also tell the voter the word starts with a vowel)."""
     from backends.nonce_lm import inflect, inflected_pattern, word_pattern
 
     def swap(match) -> str:
@@ -63,7 +65,14 @@ def hide(word: str, nonce: str, sentence: str) -> str:
         hidden = inflect(nonce, whole[len(stem) :])
         return hidden.capitalize() if whole[0].isupper() else hidden
 
-    return inflected_pattern(word).sub(swap, sentence)
+    hidden = inflected_pattern(word).sub(swap, sentence)
+    article = "an" if nonce[0].lower() in "aeiou" else "a"
+
+    def fit(match) -> str:
+        said = match.group(1)
+        return (article.capitalize() if said[0].isupper() else article) + match.group(2)
+
+    return re.sub(rf"\b([Aa]n?)(\s+)(?={re.escape(nonce)})", fit, hidden, flags=re.IGNORECASE)
 
 
 def gives_away(word: str, examples: list[str]) -> bool:

@@ -29,6 +29,9 @@ def test_hiding_keeps_case_and_inflection():
     )
     assert hide("watch", "migrax", "the dog's watches") == "the dog's migraxes"
     assert hide("dog", "blick", "a hotdog and dogma") == "a hotdog and dogma"  # whole words only
+    # the article fits the made-up word: "an wospit" would misprint and tell a vowel
+    assert hide("armchair", "wospit", "An armchair, an armchair") == "A wospit, a wospit"
+    assert hide("dog", "oskal", "a dog, a dogma") == "an oskal, a dogma"
     assert gives_away("downstairs", ["the downstair phone"])
     assert not gives_away("wise", ["a poogeld comment"])
 
