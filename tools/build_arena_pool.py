@@ -65,14 +65,14 @@ def hide(word: str, nonce: str, sentence: str) -> str:
         hidden = inflect(nonce, whole[len(stem) :])
         return hidden.capitalize() if whole[0].isupper() else hidden
 
-    hidden = inflected_pattern(word).sub(swap, sentence)
+    text = inflected_pattern(word).sub(swap, sentence)
     article = "an" if nonce[0].lower() in "aeiou" else "a"
 
     def fit(match) -> str:
         said = match.group(1)
         return (article.capitalize() if said[0].isupper() else article) + match.group(2)
 
-    return re.sub(rf"\b([Aa]n?)(\s+)(?={re.escape(nonce)})", fit, hidden, flags=re.IGNORECASE)
+    return re.sub(rf"\b(an?)(\s+)(?={re.escape(nonce)})", fit, text, flags=re.IGNORECASE)
 
 
 def gives_away(word: str, examples: list[str]) -> bool:

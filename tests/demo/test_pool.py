@@ -76,9 +76,14 @@ def test_a_word_written_with_a_capital_inside_a_sentence_is_a_name():
     assert not names_something("dog", ["the dog barked", "(Dogs bark.)"])
 
 
+@pytest.fixture(scope="module")
+def sense():
+    """The builder's sense finder, read from WordNet once for the tests that ask it."""
+    return wordnet_sense()
+
+
 @needs_wordnet
-def test_a_name_has_no_sense():
-    sense = wordnet_sense()
+def test_a_name_has_no_sense(sense):
     assert sense("ghana", ["the capital and largest city of ghana"]) is None  # Ghana
     assert sense("odin", ["chief god; counterpart of odin"]) is None  # Odin
     assert sense("buteo", ["any hawk of the genus buteo"]) is None  # the genus Buteo
@@ -86,8 +91,7 @@ def test_a_name_has_no_sense():
 
 
 @needs_wordnet
-def test_the_sense_is_the_one_a_usage_example_shows_else_the_commonest():
-    sense = wordnet_sense()
+def test_the_sense_is_the_one_a_usage_example_shows_else_the_commonest(sense):
     # "Catholics sometimes fast during Lent" illustrates fast.v.01, though the word's commonest
     # sense is an adjective
     assert sense("fast", ["Catholics sometimes fast during Lent"]) == (
