@@ -29,8 +29,14 @@ from benchmarks.build_wordnet_sets import POS_QUOTAS
 from benchmarks.defgen import RANK_BANDS, read_first
 
 POS_NAMES = {"n": "nouns", "v": "verbs", "a": "adjectives"}
-# index into POS_QUOTAS' triples; the written sentences keep the test file's words in order
-SPLITS = {"defgen.dev.jsonl": 0, "defgen.test.jsonl": 2, "defgen.test.natural.jsonl": 2}
+# index into POS_QUOTAS' triples; the written sentences keep their WordNet file's words in order
+SPLITS = {
+    "defgen.dev.jsonl": 0,
+    "defgen.dev.natural.jsonl": 0,
+    "defgen.test.jsonl": 2,
+    "defgen.test.natural.jsonl": 2,
+    "defgen.test.natural2.jsonl": 2,
+}
 
 
 def part_of_speech(data: str, item: int) -> str:

@@ -121,12 +121,20 @@ def test_chimera_sources_name_two_words_for_dev_items():
     assert data.chimera_sources(shared_data.SHARED_DATA / "no-such-file.tsv") == {}
 
 
-def test_natural_test_set_is_the_test_words_in_written_sentences():
-    """`defgen.test.natural.jsonl`: the held-out file's words and references, each word in
+@pytest.mark.parametrize(
+    "written, wordnet",
+    [
+        ("defgen.test.natural.jsonl", "defgen.test.jsonl"),
+        ("defgen.test.natural2.jsonl", "defgen.test.jsonl"),  # a second author's
+        ("defgen.dev.natural.jsonl", "defgen.dev.jsonl"),
+    ],
+)
+def test_written_sentence_sets_are_the_wordnet_words_in_written_sentences(written, wordnet):
+    """`defgen.*.natural*.jsonl`: a WordNet file's words and references, each word in
     three sentences written for its sense, the word (whole, ending and all) as `<nonce>`
     once in each and nowhere else."""
-    held_out = data.load_defgen(shared_data.SETS_DIR / "defgen.test.jsonl")
-    natural = data.load_defgen(shared_data.SETS_DIR / "defgen.test.natural.jsonl")
+    held_out = data.load_defgen(shared_data.SETS_DIR / wordnet)
+    natural = data.load_defgen(shared_data.SETS_DIR / written)
     assert [(i.word, i.definition) for i in natural] == [(i.word, i.definition) for i in held_out]
     for item, wordnet_item in zip(natural, held_out):
         assert len(set(item.examples)) == 3
