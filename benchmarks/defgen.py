@@ -11,7 +11,11 @@ a content word or "do" three times or a word right after itself, quotes the same
 twice, or babbles: `benchmarks.metrics.degenerate`).
 The oracle row is the LM defining the real word (its own tokens, same probe and
 decoding): the ceiling for any learner; "gap closed" = (learner - centroid) / (oracle -
-centroid). Every definition is kept in the run record.
+centroid). The oracle reads no examples, so where they pin a sense it does not know it (a
+camp for soldiers), and a learner that sets them before its probe (college) can pass it;
+the `oracle_in_context` row is the same oracle with the item's first k examples, the real
+word in them, set before its probe as college sets its own: the ceiling for that learner.
+Every definition is kept in the run record.
 
 Tournament: per item, a random pair among the learners and the oracle, and a random k;
 a degenerate definition loses to a usable one, otherwise the one that singles out its
@@ -33,7 +37,17 @@ from dataclasses import dataclass, field
 
 import torch
 
-from backends.definitions import DEFAULT_DECODING, ORACLE, define, define_known, first_sentence
+from backends.definitions import (
+    DEFAULT_DECODING,
+    ORACLE,
+    ORACLE_IN_CONTEXT,
+    PROMPT,
+    define,
+    define_known,
+    first_sentence,
+)
+from backends.learners.base import Example
+from backends.learners.college import CollegeConfig, examples_prefix
 from backends.pipeline import load_lm
 from backends.settings import resolve_device
 from benchmarks import data, metrics
@@ -46,6 +60,7 @@ log = logging.getLogger(__name__)
 
 DISTRACTORS = 29  # identification: the own reference against 29 others (chance 1/30)
 CENTROID = "centroid"  # the baseline that "gap closed" measures from
+ORACLES = (ORACLE, ORACLE_IN_CONTEXT)
 
 
 def load_items(options: RunOptions) -> list[data.DefGenItem]:
@@ -86,7 +101,8 @@ def generate_samples(
     options: RunOptions, items: list[data.DefGenItem], lm, first: int = 0
 ) -> list[Sample]:
     """Each learner's definition per item and k (one batched generation per item and k),
-    and the oracle's: the real word's own tokens, same probe and decoding, at every k.
+    and the oracles': the real word's own tokens, same probe and decoding, at every k, once
+    alone and once after the k examples with the real word in them.
     `first`: the run's index of items[0] (a worker's share starts there)."""
     samples = []
     for number, item in enumerate(items, start=first):
@@ -98,9 +114,12 @@ def generate_samples(
                 lm, options.learners, STAND_IN, examples_for(item.examples[:k]), options
             )
             found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
-            read = [e.info.get("read_as") for e in embeddings] + [None]
-            ranks = [read_rank(e.info.get("read_words"), item.word) for e in embeddings] + [None]
-            named = [(d.learner, d.text) for d in found] + [(ORACLE, known.text)]
+            in_context = define_in_context(lm, item.word, item.examples[:k], options)
+            read = [e.info.get("read_as") for e in embeddings] + [None, None]
+            ranks = [read_rank(e.info.get("read_words"), item.word) for e in embeddings]
+            ranks += [None, None]
+            named = [(d.learner, d.text) for d in found]
+            named += [(ORACLE, known.text), (ORACLE_IN_CONTEXT, in_context)]
             for (name, text), read_as, rank in zip(named, read, ranks):
                 text = first_sentence(text)
                 samples.append(
@@ -119,11 +138,21 @@ def generate_samples(
     return samples
 
 
+def define_in_context(lm, word: str, texts: list[str], options: RunOptions) -> str:
+    """The oracle's definition of `word` after the examples `texts` (their placeholder
+    filled by the word itself), set before the probe in college's layout: what the LM says
+    of a word it knows when it has read the same sentences a learner read."""
+    examples = [Example(data.with_nonce(text, word)) for text in texts]
+    prefix = examples_prefix(examples, CollegeConfig().examples_in_prompt)
+    prompt = prefix.replace("{", "{{").replace("}", "}}") + PROMPT  # the probe formats {word}
+    return define_known(lm, [word], options.max_new_tokens, prompt=prompt)[0].text
+
+
 def own_word(learner: str, word: str) -> str:
     """The word a definition is degenerate for saying: a definition that says the word it
     defines names it for free; the stand-in string is what a learner's definition could
-    say, the real word `word` what the oracle's could."""
-    return word if learner == ORACLE else STAND_IN
+    say, the real word `word` what the oracles' could."""
+    return word if learner in ORACLES else STAND_IN
 
 
 def score_samples(
@@ -241,7 +270,7 @@ def summarise(samples: list[Sample], options: RunOptions, scorer: BertScorer) ->
     means = {key: _means(group) for key, group in groups.items()}
     results = []
     for k in options.shots:
-        for learner in (*options.learners, ORACLE):
+        for learner in (*options.learners, *ORACLES):
             if (learner, k) not in groups:
                 continue
             scores = dict(means[learner, k])
@@ -335,7 +364,11 @@ def _generate_share(share: tuple[RunOptions, int, int, int, int]) -> list[Sample
 
 def _described(learner: str, options: RunOptions) -> dict:
     """A row's settings: the learner's config, or what the oracle is."""
-    return describe_config(learner, options) if learner != ORACLE else {"label": "real word"}
+    if learner == ORACLE:
+        return {"label": "real word"}
+    if learner == ORACLE_IN_CONTEXT:
+        return {"label": "real word, after the examples with it in them"}
+    return describe_config(learner, options)
 
 
 def _means(group: list[Sample]) -> dict[str, float]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backends.definitions import ORACLE
+from backends.definitions import ORACLE, ORACLE_IN_CONTEXT
 
 ROUNDS = 2000
 LEVEL = 95  # percent
@@ -96,7 +96,8 @@ def compare(
         if learner != reference:
             continue
         mine = {s["item"]: s for s in rows[split, shots, reference]["samples"]}
-        for other in [reference, *[name for name in learners if name != reference], ORACLE]:
+        others = [name for name in learners if name != reference]
+        for other in [reference, *others, ORACLE, ORACLE_IN_CONTEXT]:
             theirs = rows.get((split, shots, other))
             if theirs is None:
                 continue

@@ -48,7 +48,7 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
         )
         assert task in capsys.readouterr().out
     defgen = json.loads((tmp_path / "defgen.json").read_text())["results"]
-    assert {r["learner"] for r in defgen} >= {"centroid", "college", "oracle"}
+    assert {r["learner"] for r in defgen} >= {"centroid", "college", "oracle", "oracle_in_context"}
     for row in defgen:  # each definition is kept, with the reader's scores
         assert len(row["samples"]) == row["n"] == 2
         kept = {"word", "definition", "identified", "identified_masked", "names_word"}

@@ -225,6 +225,44 @@ def test_score_samples_masks_the_real_word_for_every_learner(tiny_scorer):
         assert s.scores["identified_masked"] == s.scores["identified"]
 
 
+def test_the_in_context_oracle_reads_the_examples_with_the_real_word_before_the_probe(
+    monkeypatch,
+):
+    from types import SimpleNamespace
+
+    from backends.definitions import PROMPT
+    from backends.learners.base import Example
+    from backends.learners.college import CollegeConfig, examples_prefix
+    from benchmarks import defgen
+    from benchmarks.runs import RunOptions
+
+    asked = []
+
+    def fake_define_known(lm, words, max_new_tokens=32, prompt=PROMPT):
+        asked.append(prompt.format(word=words[0]))
+        return [SimpleNamespace(text=" a block of iron.")]
+
+    monkeypatch.setattr(defgen, "define_known", fake_define_known)
+    texts = ["He struck the <nonce> {twice}.", "The <nonce> rang."]
+    said = defgen.define_in_context(None, "anvil", texts, RunOptions(data=(), learners=()))
+    assert said == " a block of iron."
+    filled = [Example("He struck the anvil {twice}."), Example("The anvil rang.")]
+    layout = CollegeConfig().examples_in_prompt
+    assert asked == [examples_prefix(filled, layout) + PROMPT.format(word="anvil")]
+
+
+def test_both_oracles_are_degenerate_for_saying_the_real_word(tiny_scorer):
+    from benchmarks.defgen import ORACLE, ORACLE_IN_CONTEXT, score_samples
+
+    references = ["a heavy iron block to hammer metal on", "a small bird"]
+    samples = [
+        Sample(0, "anvil", 1, name, "an anvil of iron", references[0])
+        for name in (ORACLE, ORACLE_IN_CONTEXT, "centroid")
+    ]
+    score_samples(samples, references, tiny_scorer, seed=0)
+    assert [s.scores["degenerate"] for s in samples] == [1.0, 1.0, 0.0]
+
+
 NEW_SCORES = ("names_word", "identified_masked")
 
 
