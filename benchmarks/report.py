@@ -180,6 +180,13 @@ shots) over `n` items. Choices that shape the numbers:
   user would type: three full sentences per word, in its reference's sense, written for
   it on 2026-11-29 before any learner read them, and run once (`defgen-test-natural.json`).
   The oracle does not read sentences, so its rows are the WordNet file's.
+  `defgen.test.natural2.jsonl` is a second author's sentences for the same words, and
+  `defgen.dev.natural.jsonl` the 200 dev words in sentences written the same way (both
+  by helper sessions that had not seen the first file; a split to tune on).
+- DefGen's `oracle_in_context` rows (from 2026-11-29) are the oracle after the item's
+  first k examples, the real word in them, set before its probe as `college` sets its
+  own (`benchmarks.defgen.define_in_context`): the ceiling for a learner that reads the
+  examples, where the plain oracle defines the word's commonest sense.
 - `defgen.dev.endings.jsonl` / `defgen.test.endings.jsonl` (`python -m
   benchmarks.build_endings`) are the DefGen items whose WordNet sentences use the word
   with a regular ending, kept after the nonce ("feints and <nonce>s", where DefGen masks
@@ -418,6 +425,12 @@ SURE = (
     "words. Negative leads are the oracle's (the LM defining the real word)."
 )
 
+WRITTEN = (
+    "The dev words in three written sentences each (`defgen.dev.natural.jsonl`), the kind "
+    "of input the app is given, where DefGen's headline columns read WordNet's usage "
+    "fragments; the held-out words' written sentences are under the held-out splits."
+)
+
 HELD_OUT = (
     "Our own test splits, run after the choices were made on dev: DefGen's "
     "`defgen.test.jsonl`; Chimera's items 111-220 of each level file and Definitional "
@@ -431,6 +444,13 @@ def held_out(run: dict) -> bool:
     task = TASKS.get(run.get("task", ""))
     start = task.held_out_from if task else None
     return ".test." in run.get("data", "") or (start is not None and offset(run) >= start)
+
+
+def written(run: dict) -> bool:
+    """Whether a run read a written-sentence file (`defgen.*.natural*.jsonl`): the same
+    words as a WordNet file in other sentences, so its rows are reported apart, not in
+    the headline's columns over that file."""
+    return ".natural" in run.get("data", "")
 
 
 def offset(run: dict) -> int:
@@ -451,8 +471,14 @@ def newest_versions(runs: list[dict]) -> tuple[list[dict], list[dict]]:
 def render(runs: list[dict]) -> str:
     current, older = newest_versions(runs)
     dev, test = [r for r in current if not held_out(r)], [r for r in current if held_out(r)]
+    sentences = [r for r in dev if written(r)]
+    dev = [r for r in dev if not written(r)]
     lines = [PREAMBLE, "## Headline (development data)", ""]
     lines += headline(dev) + [""]
+    if sentences:
+        lines += ["## Written sentences (development data)", "", WRITTEN, ""]
+        for run in sentences:
+            lines += [f"`{run['_file']}`:", ""] + table(run["results"]) + [""]
     if test:
         lines += ["## Held-out test splits (never tuned on)", "", HELD_OUT, ""]
         for name in TASKS:
@@ -507,6 +533,7 @@ def write_report(folder: Path | None = None, out: Path | None = None) -> Path:
     out.write_text(render(runs), encoding="utf-8")
     if out == REPORT:
         current, _ = newest_versions(runs)
-        update_readme(headline([r for r in current if not held_out(r)]), REPO_ROOT / "README.md")
+        dev = [r for r in current if not held_out(r) and not written(r)]
+        update_readme(headline(dev), REPO_ROOT / "README.md")
     log.info("wrote %s from %d runs", out, len(runs))
     return out

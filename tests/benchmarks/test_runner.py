@@ -220,6 +220,12 @@ def test_held_out_runs_are_reported_apart_from_the_dev_headline():
     assert "| college | 3 | 30 | 0.9 |" in held.split("\n## ")[0]
     assert "samples |" not in text  # per-item definitions stay in the records
     assert "0.9" not in "\n".join(headline([dev]))
+    # the dev words in written sentences: their own section, not the headline's columns
+    sentences = run("benchmarks/sets/defgen.dev.natural.jsonl", 0.6125)
+    text = render([dev, sentences])
+    head, rest = text.split("## Written sentences (development data)")
+    assert "0.6125" not in head and "| college | 3 | 30 | 0.6125 |" in rest.split("\n## ")[0]
+    assert "| college | 3 | 30 | 0.4 |" in rest.split("\n## defgen")[1]
 
 
 def test_a_run_from_a_tasks_held_out_index_is_reported_as_held_out():
