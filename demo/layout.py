@@ -97,10 +97,10 @@ def _learn_form(settings: DemoSettings) -> Components:
     ui["word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS, elem_id="learn-word")
     ui["sentences"] = gr.Textbox(
         label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
-        # measured: benchmarks/results/defgen-test-natural.json against defgen-test-do.json
+        # measured: benchmarks/results/defgen-test-natural{,2}.json against defgen-test-do.json
         info="Whole sentences teach more than short phrases: on 100 held-out words, college's "
-        "definitions picked out the word 60% of the time from three written sentences, 45% "
-        "from WordNet's short usage phrases.",
+        "definitions picked out the word 60-65% of the time from three written sentences "
+        "(two authors'), 45% from WordNet's short usage phrases.",
         lines=4,
         max_lines=MAX_EXAMPLES + 2,
         elem_id="learn-sentences",
