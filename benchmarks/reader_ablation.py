@@ -35,7 +35,8 @@ quarter or three quarters of the prior taken out), `mixed_pool_64` (the mixed sh
 token), `mixed_pool_64_shortlist` (the whole pool, every right-context softmax over a
 shared shortlist of 1024 tokens but the best 16 candidates': the fourth version),
 `pool_128` (twice the shipped pool), `example_words` (the shipped reader letting the
-examples' own words be candidates, as the fourth version did), `oracle`. A `+LAYOUT`
+examples' own words be candidates, as the fourth version did), `shipped_right_8` (the
+learner as shipped reading 8 right-context tokens, not 4), `oracle`. A `+LAYOUT`
 after a variant sets how the examples stand in front of the definition prompt
 (`shipped+quoted`, `v3+paragraph`).
 Closed-class words are never candidates in any variant (`lm_reader.word_tokens`).
@@ -103,6 +104,10 @@ VARIANTS = {
     "pool_128": replace(ReaderConfig(), from_slot=128, from_blank=128),
     # the fourth version: the examples' own words may be candidates
     "example_words": replace(ReaderConfig(), exclude_example_words=False),
+    # the learner as shipped (fitted weights from three examples up) reading 8 tokens to
+    # the right of the word, not 4: written sentences have more there than WordNet's
+    # fragments
+    "shipped_right_8": replace(ReaderConfig(), right_tokens=8),
 }
 
 
@@ -115,10 +120,13 @@ def college_config(name: str, variants: dict[str, ReaderConfig] = VARIANTS) -> C
     """A variant's learner: its reader, and after a '+' how the examples stand in front of
     the definition prompt (`college.PROMPT_LAYOUTS`; else the shipped layout)."""
     reader, _, layout = name.partition("+")
-    # "shipped" is the learner as shipped (the fitted weights from three examples up);
-    # every other variant is its reader's settings with the hand weights at every k
-    shipped = reader == "shipped"
-    config = CollegeConfig() if shipped else CollegeConfig(reader=variants[reader], fitted_from=0)
+    # "shipped" is the learner as shipped (the fitted weights from three examples up), and
+    # so is "shipped_*" but for its reader's settings; every other variant is its reader's
+    # settings with the hand weights at every k
+    if reader.startswith("shipped"):
+        config = CollegeConfig(reader=variants[reader])
+    else:
+        config = CollegeConfig(reader=variants[reader], fitted_from=0)
     return replace(config, examples_in_prompt=layout) if layout else config
 
 
