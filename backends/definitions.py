@@ -202,12 +202,14 @@ def define_known(
     prompt: str = PROMPT,
     decoding: Decoding = DEFAULT_DECODING,
     learner: str = ORACLE,
+    prefix: str = "",
 ) -> list[Definition]:
     """The ceiling for any learner: the same probe and decoding with the real word's own
-    tokens in place of a new one (the LM defining a word it already knows)."""
+    tokens in place of a new one (the LM defining a word it already knows). `prefix` goes
+    before the probe unformatted, as a learner's `prompt_prefix` does in `define`."""
     if not words:
         return []
-    prompts = [lm.encode(prompt.format(word=w)) for w in words]
+    prompts = [lm.encode(prefix + prompt.format(word=w)) for w in words]
     banned = [own_tokens(lm, w, decoding) for w in words]
     outputs = _generate(lm, prompts, {}, None, None, banned, max_new_tokens, decoding)
     return [_definition(lm, learner, w, ids, {}, decoding) for w, ids in zip(words, outputs)]

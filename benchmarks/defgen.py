@@ -41,7 +41,6 @@ from backends.definitions import (
     DEFAULT_DECODING,
     ORACLE,
     ORACLE_IN_CONTEXT,
-    PROMPT,
     define,
     define_known,
     first_sentence,
@@ -115,9 +114,9 @@ def generate_samples(
             )
             found = define(lm, embeddings, max_new_tokens=options.max_new_tokens)
             in_context = define_in_context(lm, item.word, item.examples[:k], options)
-            read = [e.info.get("read_as") for e in embeddings] + [None, None]
+            read = [e.info.get("read_as") for e in embeddings] + [None] * len(ORACLES)
             ranks = [read_rank(e.info.get("read_words"), item.word) for e in embeddings]
-            ranks += [None, None]
+            ranks += [None] * len(ORACLES)
             named = [(d.learner, d.text) for d in found]
             named += [(ORACLE, known.text), (ORACLE_IN_CONTEXT, in_context)]
             for (name, text), read_as, rank in zip(named, read, ranks):
@@ -144,8 +143,7 @@ def define_in_context(lm, word: str, texts: list[str], options: RunOptions) -> s
     of a word it knows when it has read the same sentences a learner read."""
     examples = [Example(data.with_nonce(text, word)) for text in texts]
     prefix = examples_prefix(examples, CollegeConfig().examples_in_prompt)
-    prompt = prefix.replace("{", "{{").replace("}", "}}") + PROMPT  # the probe formats {word}
-    return define_known(lm, [word], options.max_new_tokens, prompt=prompt)[0].text
+    return define_known(lm, [word], options.max_new_tokens, prefix=prefix)[0].text
 
 
 def own_word(learner: str, word: str) -> str:

@@ -453,6 +453,13 @@ def written(run: dict) -> bool:
     return ".natural" in run.get("data", "")
 
 
+def partition(runs: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+    """(the headline's dev runs, dev runs on written sentences, held-out runs)."""
+    test = [r for r in runs if held_out(r)]
+    dev = [r for r in runs if not held_out(r) and not written(r)]
+    return dev, [r for r in runs if not held_out(r) and written(r)], test
+
+
 def offset(run: dict) -> int:
     """The items a run skipped (`--offset`; records from before it have none)."""
     return (run.get("settings") or {}).get("offset", 0)
@@ -470,9 +477,7 @@ def newest_versions(runs: list[dict]) -> tuple[list[dict], list[dict]]:
 
 def render(runs: list[dict]) -> str:
     current, older = newest_versions(runs)
-    dev, test = [r for r in current if not held_out(r)], [r for r in current if held_out(r)]
-    sentences = [r for r in dev if written(r)]
-    dev = [r for r in dev if not written(r)]
+    dev, sentences, test = partition(current)
     lines = [PREAMBLE, "## Headline (development data)", ""]
     lines += headline(dev) + [""]
     if sentences:
@@ -533,7 +538,6 @@ def write_report(folder: Path | None = None, out: Path | None = None) -> Path:
     out.write_text(render(runs), encoding="utf-8")
     if out == REPORT:
         current, _ = newest_versions(runs)
-        dev = [r for r in current if not held_out(r) and not written(r)]
-        update_readme(headline(dev), REPO_ROOT / "README.md")
+        update_readme(headline(partition(current)[0]), REPO_ROOT / "README.md")
     log.info("wrote %s from %d runs", out, len(runs))
     return out

@@ -238,8 +238,8 @@ def test_the_in_context_oracle_reads_the_examples_with_the_real_word_before_the_
 
     asked = []
 
-    def fake_define_known(lm, words, max_new_tokens=32, prompt=PROMPT):
-        asked.append(prompt.format(word=words[0]))
+    def fake_define_known(lm, words, max_new_tokens=32, prompt=PROMPT, prefix=""):
+        asked.append(prefix + prompt.format(word=words[0]))
         return [SimpleNamespace(text=" a block of iron.")]
 
     monkeypatch.setattr(defgen, "define_known", fake_define_known)
