@@ -418,12 +418,14 @@ def run_tournament(options: RunOptions) -> list[Result]:
     rng = random.Random(options.seed)
     votes = []
     for number, item in enumerate(items):
-        pair = tuple(rng.sample([*options.learners, ORACLE], 2))
+        # both oracles play: the word's own definition, and the one written after the
+        # same examples, the ceiling for a learner that reads them
+        pair = tuple(rng.sample([*options.learners, *ORACLES], 2))
         k = rng.choice(
             [k for k in options.shots if k <= len(item.examples)] or [len(item.examples)]
         )
         examples = examples_for(item.examples[:k])
-        texts = [_battle_definition(lm, name, item, examples, options) for name in pair]
+        texts = [_battle_definition(lm, name, item, k, options) for name in pair]
         others = metrics.distractors(len(items), number, DISTRACTORS, options.seed)
         said = [own_word(name, item.word) for name in pair]
         a, b = battle_verdicts(
@@ -452,14 +454,18 @@ def battle_verdicts(
     ]
 
 
-def _battle_definition(lm, name: str, item, examples, options: RunOptions) -> str:
-    """One side's definition: a learner's from the examples, or the oracle's."""
+def _battle_definition(lm, name: str, item, k: int, options: RunOptions) -> str:
+    """One side's definition: a learner's from the item's first `k` examples, or an
+    oracle's (after those examples with the real word in them, for `ORACLE_IN_CONTEXT`)."""
     if name == ORACLE:
-        found = define_known(lm, [item.word], options.max_new_tokens)
+        text = define_known(lm, [item.word], options.max_new_tokens)[0].text
+    elif name == ORACLE_IN_CONTEXT:
+        text = define_in_context(lm, item.word, item.examples[:k], options)
     else:
+        examples = examples_for(item.examples[:k])
         learned = learn_each(lm, (name,), STAND_IN, examples, options)
-        found = define(lm, learned, options.max_new_tokens)
-    return first_sentence(found[0].text)
+        text = define(lm, learned, options.max_new_tokens)[0].text
+    return first_sentence(text)
 
 
 def _tournament_results(votes: list, options: RunOptions) -> list[Result]:

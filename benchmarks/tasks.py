@@ -115,14 +115,15 @@ TASKS: dict[str, Task] = {
         ),
         Task(
             "tournament",
-            "Automatic Elo tournament on DefGen items, the oracle included; a degenerate "
+            "Automatic Elo tournament on DefGen items, both oracles included; a degenerate "
             "definition loses, else the one that better identifies its reference (the real "
             "word masked) wins",
             (str(shared_data.SETS_DIR / "defgen.dev.jsonl"),),
             (ELO, BT),
             # DefGen's 4, and from 5 the judge reads the definitions with the word masked;
-            # 6: DefGen's 6 (its judge's `degenerate`)
-            6,
+            # 6: DefGen's 6 (its judge's `degenerate`); 7: the oracle after the examples
+            # (`oracle_in_context`) plays too, so the pairs are drawn anew
+            7,
             "benchmarks.defgen:run_tournament",
         ),
         Task(

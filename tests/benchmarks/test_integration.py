@@ -70,6 +70,11 @@ def test_every_task_cli_on_the_default_model(tmp_path, capsys):
     assert len(oracle) == 3 and all(r["of_oracle"] in (1, None) for r in oracle)
     assert all(len(r["samples"]) == 2 for r in chimera)  # each item's rho kept
 
+    tournament = json.loads((tmp_path / "tournament.json").read_text())["results"]
+    players = {"centroid", "prompting", "oracle", "oracle_in_context"}
+    assert {r["learner"] for r in tournament} <= players
+    assert sum(r["n"] for r in tournament) == 2 * 2  # two items, two sides each
+
     perf = json.loads((tmp_path / "perf.json").read_text())["results"]
     cases = {r["case"] for r in perf}
     assert {

@@ -251,6 +251,29 @@ def test_the_in_context_oracle_reads_the_examples_with_the_real_word_before_the_
     assert asked == [examples_prefix(filled, layout) + PROMPT.format(word="anvil")]
 
 
+def test_the_tournaments_in_context_oracle_reads_the_battles_k_examples(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks import data, defgen
+    from benchmarks.runs import RunOptions
+
+    read = []
+
+    def fake_define_in_context(lm, word, texts, options):
+        read.append((word, list(texts)))
+        return " a block of iron. It rings."
+
+    monkeypatch.setattr(defgen, "define_in_context", fake_define_in_context)
+    monkeypatch.setattr(defgen, "define_known", lambda *a, **k: [SimpleNamespace(text=" x.")])
+    item = data.DefGenItem("anvil", ["The <nonce> rang.", "A <nonce>."], "a heavy iron block")
+    options = RunOptions(data=(), learners=())
+    text = defgen._battle_definition(None, defgen.ORACLE_IN_CONTEXT, item, 1, options)
+    assert text == "a block of iron." and read == [("anvil", ["The <nonce> rang."])]
+    # the plain oracle reads no examples
+    assert defgen._battle_definition(None, defgen.ORACLE, item, 2, options) == "x."
+    assert len(read) == 1
+
+
 def test_both_oracles_are_degenerate_for_saying_the_real_word(tiny_scorer):
     from benchmarks.defgen import ORACLE, ORACLE_IN_CONTEXT, score_samples
 
