@@ -69,6 +69,10 @@ SECONDS = Metric("seconds", False, "wall-clock seconds")
 # the annotator name the tournament's votes carry; with the tournament's version, the name
 # the arena stores beside each automatic verdict (`demo.judge.PoolJudge.name`)
 JUDGE = "auto:identify-masked-minilm-l6"
+# the tournament version at which the judge's reading last changed: the arena names its
+# verdicts by it, so a version that changes only who plays (7: the oracle that reads the
+# examples) does not split one reading's verdicts in two
+JUDGE_VERSION = 6
 
 TASKS: dict[str, Task] = {
     t.name: t

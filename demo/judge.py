@@ -51,12 +51,12 @@ class PoolJudge:
 
     @property
     def name(self) -> str:
-        """The judge's name as its verdicts store it: the tournament's, with its task version
-        (bumped whenever its scoring changes) and any setting of ours that differs from it,
-        since verdicts of two readings must not be pooled."""
-        from benchmarks.tasks import JUDGE, get_task  # light: no model code imported
+        """The judge's name as its verdicts store it: the tournament's, with the task
+        version at which its reading last changed (`JUDGE_VERSION`) and any setting of ours
+        that differs from it, since verdicts of two readings must not be pooled."""
+        from benchmarks.tasks import JUDGE, JUDGE_VERSION  # light: no model code imported
 
-        name = f"{JUDGE}, tournament v{get_task('tournament').version}"
+        name = f"{JUDGE}, tournament v{JUDGE_VERSION}"
         if (self.seed, self.tie_margin) == (0, TIE_MARGIN):
             return name
         return f"{name}; seed {self.seed}, tie margin {self.tie_margin:g}"

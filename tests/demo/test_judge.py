@@ -76,5 +76,9 @@ def test_an_item_without_a_pool_reference_gets_no_verdict(judge, anvil):
 
 
 def test_the_judge_is_named_as_its_verdicts_store_it(judge):
+    from benchmarks.tasks import JUDGE_VERSION, get_task
+
     assert judge.name == "auto:identify-masked-minilm-l6, tournament v6"
+    # named by the version where its reading last changed, not by who plays since
+    assert JUDGE_VERSION <= get_task("tournament").version
     assert PoolJudge(_pool(), seed=3).name.endswith("; seed 3, tie margin 0.01")
