@@ -17,6 +17,7 @@ import secrets
 import threading
 from collections.abc import Sequence
 
+from backends.definitions import ORACLE_IN_CONTEXT
 from backends.inputs import check_examples, check_word
 from backends.learners import example_learners, parse_learners
 from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
@@ -68,6 +69,7 @@ class Arena:
         if len(self.learners) < 2:
             raise ValueError(f"the arena needs two learners or more, got {self.learners}")
         self.pool = arena_pool(settings.arena_items)
+        self.oracle_share = settings.arena_oracle_share
         self.judge = PoolJudge(self.pool)
         self.configs = learner_configs(settings.arena_tt_steps)
         self.battle_limit = TokenBuckets(
@@ -80,11 +82,16 @@ class Arena:
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
 
-    def pick(self) -> tuple[Item, str, str, int]:
-        """A random pool item, an ordered pair of different learners, and a battle seed."""
+    def pick(self, item: Item | None = None) -> tuple[Item, str, str, int]:
+        """A random pool item (or `item`), an ordered pair of different sides, and a battle
+        seed. The sides are two learners or, on `arena_oracle_share` of the items with a
+        real word behind them, a learner and the LM told that word (`ORACLE_IN_CONTEXT`)."""
         with self._rng_lock:
-            item = self._rng.choice(self.pool)
-            a, b = self._rng.sample(self.learners, 2)
+            item = item or self._rng.choice(self.pool)
+            if self.oracle_share and item.answer and self._rng.random() < self.oracle_share:
+                a, b = self._rng.sample([ORACLE_IN_CONTEXT, self._rng.choice(self.learners)], 2)
+            else:
+                a, b = self._rng.sample(self.learners, 2)
         # from the OS's generator, not the Mersenne Twister above: exports publish seeds, and
         # enough of those would let someone predict the next battle's seed and texts
         return item, a, b, secrets.randbits(31)
@@ -102,8 +109,7 @@ class Arena:
             earlier = self._repeat(annotator)
             if earlier is not None:
                 return self.store.create_battle(earlier, annotator=annotator)
-        pooled, a, b, seed = self.pick()
-        item = item or pooled
+        item, a, b, seed = self.pick(item)
         canned = [self._canned.get((item, name)) for name in (a, b)]
         if None not in canned:  # ready-made stand-ins (load tests): no seed, nothing to judge
             texts, decoding, seed_kept, verdict = canned, None, None, None
@@ -119,7 +125,7 @@ class Arena:
                 cache=self.cache,
             )
             texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
-            verdict = self.judge.verdict(item, *texts)
+            verdict = self.judge.verdict(item, *texts, sides=(a, b))
         judged_by = None if verdict is None else self.judge.name
         matchup = Matchup(
             item,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from backends.definitions import ORACLE_IN_CONTEXT
 from backends.learners import parse_learners
 from backends.models import LM_PRESETS
 
@@ -184,6 +185,11 @@ class Callbacks:
             reveal += (
                 f" The real word behind “{literal(vote.item.word)}” is "
                 f"**{literal(vote.item.answer)}**."
+            )
+        if ORACLE_IN_CONTEXT in (vote.learner_a, vote.learner_b):
+            reveal += (
+                f" **{ORACLE_IN_CONTEXT}** is no learner: the LM itself, told the real word "
+                "and given the same sentences with it in them, the ceiling a learner aims at."
             )
         mine = self.store.count_votes("human", annotator=annotator)
         reveal += f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from backends.definitions import ORACLE_IN_CONTEXT
 from backends.inputs import check_examples
 from backends.learners.token_tuning import TokenTuningConfig
 from backends.models import LM_PRESETS, converted_dir
@@ -205,8 +206,9 @@ def run_battle(
     with lm_turn():
         nonce_lm = load_lm(lm)
         checked = check_examples(item.word, list(item.examples))
+        names = [name for name in learners if name != ORACLE_IN_CONTEXT]
         embeddings = []
-        for name in learners:
+        for name in names:
             key = cache_key(item, name, lm, configs)
             embedding = cache.get(key)
             if embedding is None:
@@ -214,8 +216,41 @@ def run_battle(
                 embedding = learner.learn(nonce_lm, item.word, checked)
                 cache.put(key, embedding)
             embeddings.append(embedding)
-        texts = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens, mark_cut)
-    return dict(zip(learners, texts, strict=True))
+        sampled = define_sampled(nonce_lm, embeddings, decoding, max_new_tokens, mark_cut)
+        texts = dict(zip(names, sampled, strict=True))
+        if ORACLE_IN_CONTEXT in learners:
+            texts[ORACLE_IN_CONTEXT] = oracle_definition(
+                nonce_lm, item, decoding, max_new_tokens, mark_cut
+            )
+    return {name: texts[name] for name in learners}
+
+
+def oracle_definition(
+    nonce_lm, item: Item, decoding: Decoding, max_new_tokens: int, mark_cut: bool = True
+) -> str:
+    """The arena's ceiling: the LM defining a prepared item's real word (`answer`) after the
+    item's sentences with that word in the made-up one's place, set before the probe as
+    college sets its examples, and banned from its own word (DefGen's `oracle_in_context`);
+    sampled as the battle says, as the learners' definitions are."""
+    from backends.definitions import define_known
+    from backends.inputs import Example
+    from backends.learners.college import CollegeConfig, examples_prefix
+    from backends.nonce_lm import inflected_pattern
+
+    if not item.answer:
+        raise ValueError(f"{item.word!r} has no real word behind it: the oracle cannot play")
+    made_up = inflected_pattern(item.word)
+    filled = [Example(made_up.sub(lambda _: item.answer, text)) for text in item.examples]
+    prefix = examples_prefix(filled, CollegeConfig().examples_in_prompt)
+    [found] = define_known(
+        nonce_lm,
+        [item.answer],
+        max_new_tokens,
+        decoding=decoding,
+        learner=ORACLE_IN_CONTEXT,
+        prefix=prefix,
+    )
+    return found.shown if mark_cut else found.text
 
 
 def run_map(result: LearnResult, space: str) -> tuple[list, str]:

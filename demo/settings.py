@@ -76,6 +76,12 @@ class DemoSettings:
     # Share of pool battles that show someone else's judged battle again, unchanged, so the
     # leaderboard can report inter-annotator agreement (NONCE_REPEAT_SHARE).
     repeat_share: float = 0.1
+    # Share of prepared-word battles where one side is the LM itself defining the real word
+    # after the same sentences with that word in them (DefGen's `oracle_in_context`), shown
+    # as anonymously as a learner: people's ceiling, the one thing no learner can beat by
+    # more than chance (NONCE_ARENA_ORACLE_SHARE; 0: off, the default, so the learners'
+    # own battles are not thinned).
+    arena_oracle_share: float = 0.0
     # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
     embedding_cache_size: int = 512
     # How each battle's two definitions are sampled (NONCE_ARENA_TEMPERATURE, NONCE_ARENA_TOP_K).
@@ -119,6 +125,13 @@ def _flag(name: str, default: bool) -> bool:
     return value in ("1", "true", "yes")
 
 
+def _share(name: str, default: float) -> float:
+    value = float(_env(name, str(default)))
+    if not 0 <= value <= 1:
+        raise ValueError(f"{name}={value}: choose a share from 0 to 1")
+    return value
+
+
 def _names(name: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in _env(name).split(",") if n.strip())
 
@@ -133,6 +146,7 @@ def load_demo_settings() -> DemoSettings:
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
         arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
         repeat_share=float(_env("NONCE_REPEAT_SHARE", str(base.repeat_share))),
+        arena_oracle_share=_share("NONCE_ARENA_ORACLE_SHARE", base.arena_oracle_share),
         arena_sampling=ArenaSampling(
             temperature=float(
                 _env("NONCE_ARENA_TEMPERATURE", str(base.arena_sampling.temperature))

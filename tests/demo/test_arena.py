@@ -173,3 +173,62 @@ def test_by_default_battles_pit_only_learners_that_read_the_sentences(tmp_path):
         assert chosen.arena.learners == ["definition_reader", "cache"]
     finally:
         chosen.close()
+
+
+def test_on_its_share_of_prepared_words_the_lm_told_the_word_plays_a_learner(
+    tmp_path, tiny_lm, monkeypatch
+):
+    from backends.definitions import ORACLE_IN_CONTEXT
+
+    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+    rows = [{"word": "blick", "examples": ["the blick sang at night ."], "answer": "bird"}]
+    callbacks = Callbacks(open_settings(tmp_path, rows).with_(arena_oracle_share=1.0))
+    try:
+        shown = [callbacks.battle_pool(ALICE) for _ in range(4)]
+        battles = [callbacks.store.get_battle(s["battle_id"]) for s in shown]
+        for battle in battles:  # always one side the oracle, the other a learner
+            sides = {battle.learner_a, battle.learner_b}
+            assert ORACLE_IN_CONTEXT in sides and len(sides & {"centroid", "prompting"}) == 1
+        vote = callbacks.vote(shown[0]["battle_id"], "a", ALICE)
+        assert f"**{ORACLE_IN_CONTEXT}** is no learner" in vote["reveal"]
+        assert ORACLE_IN_CONTEXT in str(callbacks.leaderboards()["human_table"])  # a row of its own
+        # a person's own word has no real word behind it: two learners, whatever the share
+        own = callbacks.battle_own("dax", "A dax ran.", ALICE)
+        battle = callbacks.store.get_battle(own["battle_id"])
+        assert {battle.learner_a, battle.learner_b} == {"centroid", "prompting"}
+    finally:
+        callbacks.close()
+    # off by default: the learners' own battles are not thinned
+    assert DemoSettings().arena_oracle_share == 0
+
+
+def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(monkeypatch):
+    from types import SimpleNamespace
+
+    import backends.definitions
+    from backends.definitions import PROMPT
+    from backends.inputs import Example
+    from backends.learners.college import CollegeConfig, examples_prefix
+    from demo.engine import oracle_definition
+    from demo.store import Item
+
+    asked = {}
+
+    def fake_define_known(lm, words, max_new_tokens, prompt=PROMPT, **kw):
+        asked.update(words=words, prefix=kw["prefix"], decoding=kw["decoding"])
+        return [SimpleNamespace(text="a small bird", shown="a small bird …")]
+
+    monkeypatch.setattr(backends.definitions, "define_known", fake_define_known)
+    item = Item("blick", ("The blick sang.", "Two blicks slept."), "bird")
+    decoding = object()
+    assert oracle_definition(None, item, decoding, 8) == "a small bird …"
+    filled = [Example("The bird sang."), Example("Two bird slept.")]
+    layout = CollegeConfig().examples_in_prompt
+    assert asked == {
+        "words": ["bird"],
+        "prefix": examples_prefix(filled, layout),
+        "decoding": decoding,
+    }
+    assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small bird"
+    with pytest.raises(ValueError, match="no real word"):
+        oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)

@@ -214,3 +214,9 @@ def test_settings_read_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("NONCE_VOTES_PER_MIN", "0")
     with pytest.raises(ValueError, match="NONCE_VOTES_PER_MIN"):
         load_demo_settings()
+    monkeypatch.setenv("NONCE_VOTES_PER_MIN", "5")
+    monkeypatch.setenv("NONCE_ARENA_ORACLE_SHARE", "0.2")
+    assert load_demo_settings().arena_oracle_share == 0.2
+    monkeypatch.setenv("NONCE_ARENA_ORACLE_SHARE", "2")
+    with pytest.raises(ValueError, match="NONCE_ARENA_ORACLE_SHARE"):
+        load_demo_settings()
