@@ -125,7 +125,7 @@ class Arena:
                 cache=self.cache,
             )
             texts, decoding, seed_kept = [found[a], found[b]], self.sampling.as_json(seed), seed
-            verdict = self.judge.verdict(item, *texts, sides=(a, b))
+            verdict = self.judge.verdict(item, *texts)
         judged_by = None if verdict is None else self.judge.name
         matchup = Matchup(
             item,

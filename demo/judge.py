@@ -65,15 +65,11 @@ class PoolJudge:
         """Whether this item has a reference among enough others to judge it."""
         return item in self._number and len(self.items) > 1
 
-    def verdict(
-        self, item: Item, output_a: str, output_b: str, sides: tuple[str, str] = ("", "")
-    ) -> VoteValue | None:
-        """The tournament's verdict on A's and B's definitions of `item` (None: no reference);
-        `sides` names who wrote them, since the oracle's is degenerate for saying the real
-        word where a learner's is for saying the made-up one."""
+    def verdict(self, item: Item, output_a: str, output_b: str) -> VoteValue | None:
+        """The tournament's verdict on A's and B's definitions of `item` (None: no reference)."""
         if not self.judges(item):
             return None
-        from backends.definitions import CUT_MARK, ORACLE_IN_CONTEXT, first_sentence
+        from backends.definitions import CUT_MARK, first_sentence
         from benchmarks import metrics
         from benchmarks.defgen import battle_verdicts, judge
 
@@ -82,9 +78,8 @@ class PoolJudge:
         # the texts the tournament would score: a cut one without the mark shown after it
         texts = [first_sentence(out.removesuffix(CUT_MARK)) for out in (output_a, output_b)]
         others = metrics.distractors(len(self.items), number, DISTRACTORS, self.seed)
-        said = [item.answer if side == ORACLE_IN_CONTEXT else item.word for side in sides]
         a, b = battle_verdicts(
-            scorer, references, number, others, texts, item.answer, item.word, said
+            scorer, references, number, others, texts, item.answer, item.word, [item.word] * 2
         )
         return judge(a, b, self.tie_margin)  # type: ignore[return-value]
 

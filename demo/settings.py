@@ -78,9 +78,9 @@ class DemoSettings:
     repeat_share: float = 0.1
     # Share of prepared-word battles where one side is the LM itself defining the real word
     # after the same sentences with that word in them (DefGen's `oracle_in_context`), shown
-    # as anonymously as a learner: people's ceiling, the one thing no learner can beat by
-    # more than chance (NONCE_ARENA_ORACLE_SHARE; 0: off, the default, so the learners'
-    # own battles are not thinned).
+    # as anonymously as a learner: a ceiling for people to judge the learners against
+    # (NONCE_ARENA_ORACLE_SHARE; 0: off, the default, so the learners' own battles are not
+    # thinned).
     arena_oracle_share: float = 0.0
     # Learned embeddings kept per (item, learner, LM, config), so battles skip re-learning.
     embedding_cache_size: int = 512

@@ -216,12 +216,13 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
 
     def fake_define_known(lm, words, max_new_tokens, prompt=PROMPT, **kw):
         asked.update(words=words, prefix=kw["prefix"], decoding=kw["decoding"])
-        return [SimpleNamespace(text="a small bird", shown="a small bird …")]
+        return [SimpleNamespace(text="a small songbird", shown="a bird that sings …")]
 
     monkeypatch.setattr(backends.definitions, "define_known", fake_define_known)
     item = Item("blick", ("The blick sang.", "Two blicks slept."), "bird")
     decoding = object()
-    assert oracle_definition(None, item, decoding, 8) == "a small bird …"
+    # where it spells the real word out, the voter reads the made-up one in its place
+    assert oracle_definition(None, item, decoding, 8) == "a blick that sings …"
     filled = [Example("The bird sang."), Example("Two bird slept.")]
     layout = CollegeConfig().examples_in_prompt
     assert asked == {
@@ -229,6 +230,6 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
         "prefix": examples_prefix(filled, layout),
         "decoding": decoding,
     }
-    assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small bird"
+    assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small songbird"
     with pytest.raises(ValueError, match="no real word"):
         oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)

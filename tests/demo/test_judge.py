@@ -82,18 +82,3 @@ def test_the_judge_is_named_as_its_verdicts_store_it(judge):
     # named by the version where its reading last changed, not by who plays since
     assert JUDGE_VERSION <= get_task("tournament").version
     assert PoolJudge(_pool(), seed=3).name.endswith("; seed 3, tie margin 0.01")
-
-
-def test_the_oracle_side_is_degenerate_for_saying_the_real_word(judge, anvil):
-    from backends.definitions import ORACLE_IN_CONTEXT
-
-    bird = "a small brown bird."
-    # the LM told "anvil" may not say it, as a learner may not say the made-up word
-    says = "an anvil of iron."
-    assert judge.verdict(anvil, says, bird, sides=(ORACLE_IN_CONTEXT, "centroid")) == "b"
-    # a learner's naming the real word is judged on the rest, as without sides
-    learners = ("college", "centroid")
-    assert judge.verdict(anvil, says, bird, sides=learners) == judge.verdict(anvil, says, bird)
-    # ... and a learner saying the made-up word still loses to the oracle's usable one
-    made_up = f"a {anvil.word} of iron."
-    assert judge.verdict(anvil, made_up, bird, sides=("college", ORACLE_IN_CONTEXT)) == "b"
