@@ -188,8 +188,8 @@ class Callbacks:
             )
         if ORACLE_IN_CONTEXT in (vote.learner_a, vote.learner_b):
             reveal += (
-                f" **{ORACLE_IN_CONTEXT}** is no learner: the LM itself, told the real word "
-                "and given the same sentences with it in them, the ceiling a learner aims at."
+                f" **{literal(ORACLE_IN_CONTEXT)}** is no learner: the LM itself, told the real "
+                "word and given the same sentences with it in them, the ceiling a learner aims at."
             )
         mine = self.store.count_votes("human", annotator=annotator)
         reveal += f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."

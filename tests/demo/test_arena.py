@@ -190,7 +190,7 @@ def test_on_its_share_of_prepared_words_the_lm_told_the_word_plays_a_learner(
             sides = {battle.learner_a, battle.learner_b}
             assert ORACLE_IN_CONTEXT in sides and len(sides & {"centroid", "prompting"}) == 1
         vote = callbacks.vote(shown[0]["battle_id"], "a", ALICE)
-        assert f"**{ORACLE_IN_CONTEXT}** is no learner" in vote["reveal"]
+        assert "**oracle\\_in\\_context** is no learner" in vote["reveal"]
         assert ORACLE_IN_CONTEXT in str(callbacks.leaderboards()["human_table"])  # a row of its own
         # a person's own word has no real word behind it: two learners, whatever the share
         own = callbacks.battle_own("dax", "A dax ran.", ALICE)
