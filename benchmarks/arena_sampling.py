@@ -15,7 +15,9 @@ budget cut is not counted. `wordless` is the share that stopped before saying an
 word ('1.', 'a 1.', 'you can'), what `Decoding.content_first` forbids. `ran_on` is the
 share its token budget cut before any sentence end, shown with a '…'
 (`Decoding.wind_down`). `--set` changes a decoding field in every row, to measure a
-setting before it becomes the default.
+setting before it becomes the default. Both oracles are sampled beside the learners
+(`--learners` picks those): the real word alone, and after the examples with it in them,
+the side the arena's `NONCE_ARENA_ORACLE_SHARE` battles show.
 
     python -m benchmarks.arena_sampling --items 0:200:4 --temperatures 0.5,0.8,1.0 \\
         --seeds 1,2 --json benchmarks/results/arena_sampling/dev-every4th.json
@@ -123,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     parser.add_argument("--set", default="", help="decoding fields for every row: F=V,F=V")
+    parser.add_argument(
+        "--learners", default="all", help="comma-separated learner names (default: all six)"
+    )
     args = parser.parse_args(argv)
     try:
         picked = parse_items(args.items)
@@ -134,12 +139,12 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from backends.definitions import ORACLE, define, define_known
-    from backends.learners import learner_names
+    from backends.definitions import ORACLE, ORACLE_IN_CONTEXT, define, define_known
+    from backends.learners import parse_learners
     from backends.pipeline import load_lm
     from benchmarks import data
     from benchmarks.bertscore import BertScoreConfig, BertScorer
-    from benchmarks.defgen import Sample, score_samples
+    from benchmarks.defgen import ORACLES, Sample, in_context_prefix, score_samples
     from benchmarks.runs import STAND_IN, RunOptions, examples_for, learn_each
 
     data_path = Path(args.data) if args.data else data.SETS_DIR / "defgen.dev.jsonl"
@@ -150,7 +155,10 @@ def main(argv: list[str] | None = None) -> None:
     items = data.load_defgen(data_path)
     if max(picked) >= len(items):
         parser.error(f"--items {args.items}: {data_path.name} has {len(items)} items")
-    learners = tuple(learner_names())  # all six, in the registry's order
+    try:  # all six by default, in the registry's order
+        learners = tuple(parse_learners(args.learners))
+    except ValueError as err:  # an unknown name
+        parser.error(str(err))
     options = RunOptions(data=(data_path,), learners=learners)  # the benchmarks' settings
     lm = load_lm()
     samples, row_of, start = [], [], time.time()  # row_of[j]: the decoding of samples[j]
@@ -167,6 +175,11 @@ def main(argv: list[str] | None = None) -> None:
                 decoding = replace(decoding, seed=decoding.seed + ITEM_SEED_STRIDE * i)
             found = define(lm, learned, decoding=decoding)
             found += define_known(lm, [item.word], decoding=decoding, learner=ORACLE)
+            # ... and what the arena's oracle side writes: the same after the examples
+            prefix = in_context_prefix(item.word, item.examples[: args.shots])
+            found += define_known(
+                lm, [item.word], decoding=decoding, learner=ORACLE_IN_CONTEXT, prefix=prefix
+            )
             samples += [
                 Sample(i, item.word, args.shots, d.learner, d.text, item.definition) for d in found
             ]
@@ -191,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
         summary[f"{learner} | {row}"] = {"n": len(group), **means}
     for t in temperatures:
         same_t = [f"T={t} seed={s}" for s in seeds]
-        for learner in (*learners, ORACLE):
+        for learner in (*learners, *ORACLES):
             summary[f"{learner} | T={t}"] = {
                 "seeds_differ": seeds_differ(texts[learner], same_t),
                 **{

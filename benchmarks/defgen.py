@@ -141,9 +141,15 @@ def define_in_context(lm, word: str, texts: list[str], options: RunOptions) -> s
     """The oracle's definition of `word` after the examples `texts` (their placeholder
     filled by the word itself), set before the probe in college's layout: what the LM says
     of a word it knows when it has read the same sentences a learner read."""
-    examples = [Example(data.with_nonce(text, word)) for text in texts]
-    prefix = examples_prefix(examples, CollegeConfig().examples_in_prompt)
+    prefix = in_context_prefix(word, texts)
     return define_known(lm, [word], options.max_new_tokens, prefix=prefix)[0].text
+
+
+def in_context_prefix(word: str, texts: list[str]) -> str:
+    """The examples `texts` with `word` in their placeholder's place, as college sets its
+    examples before the probe: what `ORACLE_IN_CONTEXT` reads first."""
+    examples = [Example(data.with_nonce(text, word)) for text in texts]
+    return examples_prefix(examples, CollegeConfig().examples_in_prompt)
 
 
 def own_word(learner: str, word: str) -> str:

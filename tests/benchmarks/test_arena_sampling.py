@@ -87,3 +87,11 @@ def test_a_definition_that_stopped_before_any_content_word_is_wordless():
     assert not stopped_wordless("a 1", finished=False)  # its budget cut it
     assert not stopped_wordless("a child.", finished=True)
     assert not stopped_wordless("1. a child.", finished=True)
+
+
+def test_an_unknown_learner_is_refused_before_any_model_loads(capsys):
+    from benchmarks.arena_sampling import main
+
+    with pytest.raises(SystemExit):
+        main(["--items", "0:1", "--learners", "centroid,nope"])
+    assert "nope" in capsys.readouterr().err
