@@ -231,10 +231,11 @@ def oracle_definition(
     """The arena's ceiling: the LM defining a prepared item's real word (`answer`) after the
     item's sentences with that word in the made-up one's place, set before the probe as
     college sets its examples, and banned from its own word (DefGen's `oracle_in_context`);
-    sampled as the battle says, as the learners' definitions are. Where it still spells the
-    word out (a word of several tokens: 'a "naphtha compound"'), the made-up word is shown
-    in its place: the voter is not told the answer nor which side knew it, and the text
-    reads as a learner's that names its new word, degenerate to the judge as that is."""
+    sampled as the battle says, as the learners' definitions are. Where it still writes the
+    word (an inflection, 'the news of newspapers', or a word of several tokens, 'a "naphtha
+    compound"'), the made-up word is shown in its place: the voter is not told the answer
+    nor which side knew it, and the text reads as a learner's that names its new word,
+    degenerate to the judge as that is."""
     from backends.definitions import define_known
     from backends.inputs import Example
     from backends.learners.college import CollegeConfig, examples_prefix
