@@ -239,12 +239,17 @@ def oracle_definition(
     from backends.definitions import define_known
     from backends.inputs import Example
     from backends.learners.college import CollegeConfig, examples_prefix
-    from backends.nonce_lm import inflected_pattern
+    from backends.nonce_lm import inflect, inflected_pattern, word_pattern
 
     if not item.answer:
         raise ValueError(f"{item.word!r} has no real word behind it: the oracle cannot play")
-    made_up = inflected_pattern(item.word)
-    filled = [Example(made_up.sub(lambda _: item.answer, text)) for text in item.examples]
+    answer, stem = item.answer, word_pattern(item.word)
+
+    def real(match) -> str:  # the made-up word's ending put on the real one: blicks -> birds
+        ending = match.group()[stem.match(match.group()).end() :]
+        return inflect(answer, ending) if ending else answer
+
+    filled = [Example(inflected_pattern(item.word).sub(real, text)) for text in item.examples]
     prefix = examples_prefix(filled, CollegeConfig().examples_in_prompt)
     [found] = define_known(
         nonce_lm,

@@ -223,7 +223,7 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
     decoding = object()
     # where it spells the real word out, the voter reads the made-up one in its place
     assert oracle_definition(None, item, decoding, 8) == "a blick that sings …"
-    filled = [Example("The bird sang."), Example("Two bird slept.")]
+    filled = [Example("The bird sang."), Example("Two birds slept.")]  # its ending kept
     layout = CollegeConfig().examples_in_prompt
     assert asked == {
         "words": ["bird"],

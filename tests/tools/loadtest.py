@@ -88,9 +88,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def prefill_canned(callbacks, text: str = CANNED) -> None:
-    """Give every pool item a ready definition per arena learner: battles skip the LM."""
+    """Give every pool item a ready definition per arena learner, and for the LM told the
+    real word where the oracle plays (NONCE_ARENA_ORACLE_SHARE): battles skip the LM."""
+    from backends.definitions import ORACLE_IN_CONTEXT
+
     arena = callbacks.arena
-    arena.prefill(arena.pool, {name: f"{text} ({name})" for name in arena.learners})
+    sides = [*arena.learners, ORACLE_IN_CONTEXT]
+    arena.prefill(arena.pool, {name: f"{text} ({name})" for name in sides})
 
 
 def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
