@@ -202,7 +202,9 @@ shots) over `n` items. Choices that shape the numbers:
   `copy_cosine=0.75` in their decoding (the known word a learned vector copies banned,
   with its inflections, and the oracle's word's inflections), run as a task version 5
   of their own and not kept (held out, college's masked identification did not move and
-  its plain identification fell); not in these tables: the model card's "Definitions
+  its plain identification fell), and college's definitions of the written-sentence files
+  with and without the ban (`college-*-natural*.json`, 2026-11-29: on the held-out files
+  plain identification fell again); not in these tables: the model card's "Definitions
   that name the word they read" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
