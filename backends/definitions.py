@@ -19,6 +19,7 @@ from backends.nonce_lm import SUFFIXES, NonceLM, NonceSlot
 PROMPT = 'The word "{word}" is defined as'
 ORACLE = "oracle"  # the row of the real word's own definition, in benchmarks and plots
 ORACLE_IN_CONTEXT = "oracle_in_context"  # the same after the examples, the word in them
+ORACLES = (ORACLE, ORACLE_IN_CONTEXT)
 # Nearest known words looked at for `Decoding.copy_cosine`: a vector can be close to a
 # few rows at once (a 50/50 blend of two words is ~0.77 from each), not to many.
 COPY_SEARCH = 4

@@ -139,12 +139,12 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from backends.definitions import ORACLE, ORACLE_IN_CONTEXT, define, define_known
+    from backends.definitions import ORACLE, ORACLE_IN_CONTEXT, ORACLES, define, define_known
     from backends.learners import parse_learners
     from backends.pipeline import load_lm
     from benchmarks import data
     from benchmarks.bertscore import BertScoreConfig, BertScorer
-    from benchmarks.defgen import ORACLES, Sample, in_context_prefix, score_samples
+    from benchmarks.defgen import Sample, in_context_prefix, score_samples
     from benchmarks.runs import STAND_IN, RunOptions, examples_for, learn_each
 
     data_path = Path(args.data) if args.data else data.SETS_DIR / "defgen.dev.jsonl"

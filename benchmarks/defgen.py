@@ -41,12 +41,13 @@ from backends.definitions import (
     DEFAULT_DECODING,
     ORACLE,
     ORACLE_IN_CONTEXT,
+    ORACLES,
     define,
     define_known,
     first_sentence,
 )
 from backends.learners.base import Example
-from backends.learners.college import CollegeConfig, examples_prefix
+from backends.learners.college import examples_prefix
 from backends.pipeline import load_lm
 from backends.settings import resolve_device
 from benchmarks import data, metrics
@@ -59,7 +60,6 @@ log = logging.getLogger(__name__)
 
 DISTRACTORS = 29  # identification: the own reference against 29 others (chance 1/30)
 CENTROID = "centroid"  # the baseline that "gap closed" measures from
-ORACLES = (ORACLE, ORACLE_IN_CONTEXT)
 
 
 def load_items(options: RunOptions) -> list[data.DefGenItem]:
@@ -148,8 +148,7 @@ def define_in_context(lm, word: str, texts: list[str], options: RunOptions) -> s
 def in_context_prefix(word: str, texts: list[str]) -> str:
     """The examples `texts` with `word` in their placeholder's place, as college sets its
     examples before the probe: what `ORACLE_IN_CONTEXT` reads first."""
-    examples = [Example(data.with_nonce(text, word)) for text in texts]
-    return examples_prefix(examples, CollegeConfig().examples_in_prompt)
+    return examples_prefix([Example(data.with_nonce(text, word)) for text in texts])
 
 
 def own_word(learner: str, word: str) -> str:

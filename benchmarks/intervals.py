@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from backends.definitions import ORACLE, ORACLE_IN_CONTEXT
+from backends.definitions import ORACLES
 
 ROUNDS = 2000
 LEVEL = 95  # percent
@@ -97,7 +97,7 @@ def compare(
             continue
         mine = {s["item"]: s for s in rows[split, shots, reference]["samples"]}
         others = [name for name in learners if name != reference]
-        for other in [reference, *others, ORACLE, ORACLE_IN_CONTEXT]:
+        for other in [reference, *others, *ORACLES]:
             theirs = rows.get((split, shots, other))
             if theirs is None:
                 continue

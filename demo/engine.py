@@ -238,7 +238,7 @@ def oracle_definition(
     degenerate to the judge as that is."""
     from backends.definitions import define_known
     from backends.inputs import Example
-    from backends.learners.college import CollegeConfig, examples_prefix
+    from backends.learners.college import examples_prefix
     from backends.nonce_lm import inflect, inflected_pattern, word_pattern
 
     if not item.answer:
@@ -250,7 +250,7 @@ def oracle_definition(
         return inflect(answer, ending) if ending else answer
 
     filled = [Example(inflected_pattern(item.word).sub(real, text)) for text in item.examples]
-    prefix = examples_prefix(filled, CollegeConfig().examples_in_prompt)
+    prefix = examples_prefix(filled)
     [found] = define_known(
         nonce_lm,
         [item.answer],

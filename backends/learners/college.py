@@ -327,8 +327,9 @@ CLASS_PROBES = {
 CLASS_NAMES = {"n": "a noun", "v": "a verb", "a": "an adjective", "r": "an adverb"}
 
 
-def examples_prefix(examples: list[Example], layout: str) -> str:
-    """The text put before the definition prompt: "" when `layout` is "off"."""
+def examples_prefix(examples: list[Example], layout: str = CollegeConfig.examples_in_prompt) -> str:
+    """The text put before the definition prompt: "" when `layout` is "off" (by default
+    the shipped layout, which the oracle that reads the examples uses too)."""
     parts = PROMPT_LAYOUTS[layout]
     if parts is None:
         return ""
