@@ -151,7 +151,7 @@ class Arena:
             draw = self._rng.random()
         if draw >= self.settings.repeat_share:
             return None
-        earlier = self.store.repeat_candidate(annotator)
+        earlier = self.store.repeat_candidate(annotator, among=self.pool)
         if earlier is None:
             return None
         fields = {name: getattr(earlier, name) for name in _MATCHUP_FIELDS}

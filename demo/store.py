@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -165,6 +165,9 @@ _ITEM_EXTRAS = ("answer", "pos", "reference")  # Item fields beside word and exa
 # Matchup fields as they are
 _MATCHUP_EXTRAS = ("decoding", "seed", "repeat_of", "auto_vote", "auto_judge")
 _COPIED = (*_SHARED, *_ADDED)  # what a vote copies from its battle
+# votes on prepared words drawn at once for a repeat; those whose sentences are not the
+# prepared item's (someone typed a prepared word) are passed over
+_REPEAT_DRAWS = 20
 
 
 def _shared_columns() -> list[Column[Any]]:
@@ -432,9 +435,14 @@ class VoteStore:
         with _available("count votes"), self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
-    def repeat_candidate(self, annotator: str) -> Vote | None:
+    def repeat_candidate(self, annotator: str, among: Collection[Item]) -> Vote | None:
         """A random human vote by someone else, on a battle not shown again yet and not itself
-        a repeat: the matchup to show `annotator` for inter-annotator agreement."""
+        a repeat, whose item is one of `among` (the arena's prepared items: a person's own
+        word and sentences are never shown to anyone else): the matchup to show `annotator`
+        for inter-annotator agreement."""
+        among = set(among)
+        if not among:
+            return None
         repeated = select(battles.c.repeat_of).where(battles.c.repeat_of.is_not(None))
         query = (
             select(votes)
@@ -443,13 +451,17 @@ class VoteStore:
                 votes.c.annotator != annotator,
                 votes.c.repeat_of.is_(None),
                 votes.c.battle_id.not_in(repeated),
+                votes.c.word.in_(sorted({item.word for item in among})),
             )
             .order_by(func.random())
-            .limit(1)
+            .limit(_REPEAT_DRAWS)
         )
         with _available("read votes"), self.engine.connect() as conn:
-            row = conn.execute(query).one_or_none()
-        return None if row is None else _row_to_vote(row)
+            rows = conn.execute(query).all()
+        # the word alone is not enough: anyone may type a prepared word with sentences of
+        # their own, so the whole item (word, sentences, answer) must be the prepared one
+        found = (vote for vote in map(_row_to_vote, rows) if vote.item in among)
+        return next(found, None)
 
 
 def _new_battle(matchup: Matchup, annotator: str, judge: Judge, now: datetime) -> Battle:

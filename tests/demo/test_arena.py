@@ -12,6 +12,7 @@ import backends.pipeline
 from demo.callbacks import Callbacks
 from demo.identity import Who
 from demo.settings import DemoSettings, RateLimit
+from demo.store import Item, Matchup
 
 ALICE = Who(session="alice-session")
 
@@ -95,6 +96,25 @@ def test_judged_battles_are_shown_again_to_someone_else_for_agreement(tmp_path):
     cb.vote(shown["battle_id"], "a", bob)
     note = cb.leaderboards()["human_note"]
     assert "100% agreement on 1 battle judged twice" in note
+    cb.close()
+
+
+def test_only_prepared_items_are_shown_again(tmp_path):
+    """A person's own word and sentences (any text they typed) never reach anyone else, nor
+    do sentences of their own typed under a prepared word."""
+    cb = _study(tmp_path, repeat_share=1.0)
+    bob_session = Who(session="bob-session")
+    alice, bob = (cb.identities.annotator(w) for w in (ALICE, bob_session))
+    typed = [Item("florp", ("Buy pills at spam.example, florp!",)), Item("dax", ("A dax spam.",))]
+    for item in typed:
+        matchup = Matchup(item, "centroid", "prompting", "a", "b", "gemma-3-270m")
+        cb.store.record_vote(cb.store.create_battle(matchup, annotator=alice).id, "a", alice)
+    assert cb.store.repeat_candidate(bob, among=cb.arena.pool) is None
+    assert cb.store.get_battle(cb.battle_pool(bob_session)["battle_id"]).repeat_of is None
+    prepared = Matchup(cb.arena.pool[1], "centroid", "prompting", "a", "b", "gemma-3-270m")
+    first = cb.store.create_battle(prepared, annotator=alice)
+    cb.store.record_vote(first.id, "b", alice)
+    assert cb.store.repeat_candidate(bob, among=cb.arena.pool).battle_id == first.id
     cb.close()
 
 
