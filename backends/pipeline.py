@@ -141,7 +141,10 @@ def map_points(
     index = vocabulary_index(lm, space)
     learned, neighbours, rows = {}, {}, {}
     for r in result.results:
-        learned[r.learner] = vector_in(r.embedding, space).float().cpu().numpy()
+        vector = vector_in(r.embedding, space).float()
+        if not vector.any():  # no direction (the cache's output vector): nowhere on a map
+            continue
+        learned[r.learner] = vector.cpu().numpy()
         found = r.neighbours.get(space) or index.search(vector_in(r.embedding, space), k)[0]
         neighbours[r.learner] = found[:k]
         rows[r.learner] = index.vectors_of([n.token_id for n in found[:k]])

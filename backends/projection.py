@@ -48,6 +48,8 @@ def neighbourhood_map(
     seed: int = 0,
 ) -> tuple[list[MapPoint], str]:
     """Points for every learner's vector and its neighbours (dict keys: learner names)."""
+    if not learned:  # every vector chosen was a zero vector: nothing to place
+        return [], "none"
     labels, groups, flags, sims, rows = [], [], [], [], []
     for name, vector in learned.items():
         labels.append(name), groups.append(name), flags.append(True), sims.append(1.0)

@@ -223,6 +223,8 @@ def _wire_learn(cb: Callbacks, ui: Components) -> None:
         return _keyed(_guarded(cb.learn, *values, progress=progress), ui)
 
     def on_space(view, space):
+        if view is None:  # nothing learnt yet: the space chosen applies to the next Learn
+            return gr.skip(), gr.skip()
         return _keyed(_guarded(cb.redraw, view, space), ui)
 
     # one Learn at a time: the LM is CPU/GPU-bound and its nonce slot is shared

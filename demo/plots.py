@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import zlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,9 +25,23 @@ def _safe(text: str) -> str:
     return html.escape(str(text), quote=False)
 
 
+def learner_colour(name: str) -> str:
+    """One colour per learner wherever it is drawn: its place among the library's learners
+    (the bar charts leave out a learner without neighbours, so places among the ones drawn
+    would give the same learner a different colour in the chart and in the map below)."""
+    from backends.learners import learner_names  # the figures are built after the learners
+
+    names = learner_names()
+    place = names.index(name) if name in names else zlib.crc32(name.encode())
+    return PALETTE[place % len(PALETTE)]
+
+
 def neighbours_figure(result: LearnResult, space: str) -> go.Figure:
     """One horizontal bar chart per learner: its k nearest vocabulary tokens by cosine."""
     rows = [r for r in result.results if r.neighbours.get(space)]
+    # a zero vector (the cache's output vector: its word's probability comes from its store)
+    # has no direction, so no neighbours: said under the title rather than left out unsaid
+    missing = [_safe(r.learner) for r in result.results if not r.neighbours.get(space)]
     cols = min(3, max(1, len(rows)))
     lines = max(1, math.ceil(len(rows) / cols))
     fig = make_subplots(
@@ -42,15 +57,18 @@ def neighbours_figure(result: LearnResult, space: str) -> go.Figure:
                 x=[n.similarity for n in found],
                 y=[f"{i}. {_safe(repr(n.token))}" for i, n in zip(range(len(found), 0, -1), found)],
                 orientation="h",
-                marker_color=PALETTE[k % len(PALETTE)],
+                marker_color=learner_colour(row.learner),
                 hovertemplate="%{y}<br>cosine %{x:.3f}<extra></extra>",
                 name=_safe(row.learner),
             ),
             row=k // cols + 1,
             col=k % cols + 1,
         )
+    title = f"Nearest neighbours of “{_safe(result.word)}” ({space} embeddings)"
+    if missing:
+        title += f"<br><sup>no neighbours for {', '.join(missing)}: a zero vector here</sup>"
     fig.update_layout(
-        title=f"Nearest neighbours of “{_safe(result.word)}” ({space} embeddings)",
+        title=title,
         showlegend=False,
         height=max(320, 300 * lines),
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
@@ -62,7 +80,7 @@ def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go
     """Every learner's vector (a star) among its neighbours (dots), one colour per learner."""
     fig = go.Figure()
     groups = list(dict.fromkeys(p.group for p in points))
-    for k, group in enumerate(groups):
+    for group in groups:
         for learned in (False, True):
             chosen = [p for p in points if p.group == group and p.learned == learned]
             if not chosen:
@@ -77,7 +95,7 @@ def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go
                     customdata=[[_safe(repr(p.label)), p.similarity] for p in chosen],
                     hovertemplate=_hover(learned, group),
                     marker={
-                        "color": PALETTE[k % len(PALETTE)],
+                        "color": learner_colour(group),
                         "size": 16 if learned else 8,
                         "symbol": "star" if learned else "circle",
                     },
@@ -86,7 +104,7 @@ def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go
                     showlegend=learned,
                 )
             )
-    title = "t-SNE" if method == "tsne" else "PCA (too few points for t-SNE)"
+    title = {"tsne": "t-SNE", "pca": "PCA (too few points for t-SNE)"}.get(method, "No")
     fig.update_layout(
         title=f"{title} map of “{_safe(word)}” as each learner sees it ({space} embeddings)",
         height=520,

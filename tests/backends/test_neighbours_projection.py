@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from backends.neighbours import VocabularyIndex, is_whole_word
-from backends.projection import project
+from backends.projection import neighbourhood_map, project
 
 
 def test_whole_word_filter():
@@ -34,3 +34,7 @@ def test_zero_vector_has_no_neighbours_and_bad_k_is_refused(tiny_lm):
 def test_projection_clamps_perplexity_and_falls_back_to_pca(n, method):
     coords, used = project(np.random.default_rng(0).normal(size=(n, 16)))
     assert coords.shape == (n, 2) and used == method and np.isfinite(coords).all()
+
+
+def test_a_map_of_no_vectors_is_empty_not_an_error():
+    assert neighbourhood_map({}, {}, {}) == ([], "none")

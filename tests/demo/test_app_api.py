@@ -49,6 +49,13 @@ def human_votes(client) -> str:
     return client.predict(api_name="/leaderboard")[0]
 
 
+def test_a_space_chosen_before_any_learn_is_no_error(served):
+    url, _ = served
+    client = client_of(url)  # a new session: nothing learnt, no plots to redraw
+    unchanged = {"__type__": "update"}  # gr.skip(): the plots stay as they are
+    assert client.predict("output", api_name="/redraw") == (unchanged, unchanged)
+
+
 def test_learn_battle_vote_leaderboard(served):
     url, callbacks = served
     client = client_of(url)

@@ -9,12 +9,12 @@ import os
 import numpy as np
 import pytest
 
-from backends.inputs import InputError
+from backends.inputs import InputError, check_examples
 from backends.neighbours import Neighbour
 from demo.callbacks import Callbacks
 from demo.identity import Who
 from demo.items import arena_pool, ready_examples, split_sentences
-from demo.plots import neighbours_figure, win_rate_figure
+from demo.plots import learner_colour, map_figure, neighbours_figure, win_rate_figure
 from demo.ratelimit import RateLimited
 from demo.settings import ASSETS, DemoSettings, RateLimit, load_demo_settings
 from demo.store import Item, VoteRefused
@@ -148,6 +148,19 @@ def test_sentences_are_measured_before_they_are_split():
     assert split_sentences("A wug.\n\n  The wug sang.  \n") == ["A wug.", "The wug sang."]
 
 
+def test_a_line_ends_only_at_a_typed_line_break():
+    # str.splitlines also ends a line at U+2028/U+2029/U+0085 and \x0b, \x0c, \x1c-\x1e
+    text = "The wug\u2028sat.\u2029 And wug\x85 here.\r\nA wug\rTwo\x0bwugs\x1c.\n"
+    lines = ["The wug\u2028sat.\u2029 And wug\x85 here.", "A wug", "Two\x0bwugs\x1c."]
+    assert split_sentences(text) == lines
+    assert [e.text for e in check_examples("wug", lines[:2])] == [
+        "The wug sat. And wug here.",
+        "A wug",
+    ]
+    with pytest.raises(InputError, match=r"sentence 3 contains a control .*\(U\+000B\); remove it"):
+        check_examples("wug", lines)
+
+
 def test_rate_limit_per_annotator(cb, settings):
     one = RateLimit(per_minute=1, burst=1)
     strict = Callbacks(settings.with_(vote_limit=one))  # the address limit stays at the default
@@ -193,6 +206,25 @@ def test_figures_escape_tokens_and_keep_nan_cells():
     assert "&lt;a&gt;" in fig.data[0].y[0] and "<a>" not in fig.data[0].y[0]
     heat = win_rate_figure(("a", "b"), np.array([[np.nan, 0.7], [0.3, np.nan]]), "t")
     assert heat.data[0].text[0][0] == ""
+
+
+def test_a_learner_has_one_colour_in_both_figures_and_a_missing_chart_is_said():
+    from types import SimpleNamespace
+
+    from backends.projection import MapPoint
+
+    rows = [
+        SimpleNamespace(learner="cache", neighbours={"output": []}),  # a zero output vector
+        SimpleNamespace(learner="college", neighbours={"output": [Neighbour("anvil", 7, 0.9)]}),
+    ]
+    bars = neighbours_figure(SimpleNamespace(word="florp", results=rows), "output")
+    assert [trace.name for trace in bars.data] == ["college"]
+    assert "no neighbours for cache" in bars.layout.title.text
+    points = [MapPoint("college", "college", True, 1.0, 0.0, 0.0)]
+    star = map_figure(points, "pca", "florp", "output").data[0]
+    assert bars.data[0].marker.color == star.marker.color == learner_colour("college")
+    assert learner_colour("cache") != learner_colour("college")
+    assert "No map" in map_figure([], "none", "florp", "output").layout.title.text
 
 
 def test_shipped_assets_are_valid():
