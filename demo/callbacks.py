@@ -30,7 +30,7 @@ from demo.items import ready_examples, split_sentences
 from demo.plots import map_figure, neighbours_figure, win_rate_figure
 from demo.ratelimit import TokenBuckets
 from demo.settings import DemoSettings
-from demo.store import Battle, VoteStore
+from demo.store import Battle, Vote, VoteRefused, VoteStore
 from demo.text import definition_cards, literal
 from demo.vocabulary import JUDGE_TITLES, JUDGES, VOTE_SAID
 
@@ -171,12 +171,26 @@ class Callbacks:
     def vote(self, battle_id: str, choice: str, who: Who) -> dict[str, Any]:
         """Record the vote, then reveal which learner was which."""
         annotator = self.identities.annotator(who)
-        vote = self.arena.vote(battle_id, choice, annotator, address=who.address)
+        try:
+            vote = self.arena.vote(battle_id, choice, annotator, address=who.address)
+        except VoteRefused:
+            # two keys or clicks in quick succession: the first vote stands, and the second
+            # is told so with the same reveal rather than an error
+            earlier = self.store.vote_on(str(battle_id or "").strip()[:64])
+            if earlier is None or earlier.annotator != annotator:
+                raise
+            said = VOTE_SAID[earlier.vote]
+            note = f"You had already judged this battle (**{said}**); one vote per battle.\n\n"
+            return {"reveal": note + self._reveal(earlier, annotator), "voting_open": False}
         if self.mirror is not None:
             try:
                 self.mirror.record(vote)
             except OSError as err:  # the vote is stored; only its copy for the Hub is late
                 log.error("hub mirror could not append vote %s: %s", vote.battle_id, err)
+        return {"reveal": self._reveal(vote, annotator), "voting_open": False}
+
+    def _reveal(self, vote: Vote, annotator: str) -> str:
+        """Which learner was which, the real word, and how many battles `annotator` judged."""
         reveal = (
             f"Thanks — you judged **{VOTE_SAID[vote.vote]}**. "
             f"A was **{literal(vote.learner_a)}**, B was **{literal(vote.learner_b)}**."
@@ -192,8 +206,7 @@ class Callbacks:
                 "word and given the same sentences with it in them, the ceiling a learner aims at."
             )
         mine = self.store.count_votes("human", annotator=annotator)
-        reveal += f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."
-        return {"reveal": reveal, "voting_open": False}
+        return reveal + f"\n\nYou have judged **{mine}** battle{'s' * (mine != 1)} so far."
 
     # ---- Leaderboard tab
 

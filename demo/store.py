@@ -424,6 +424,12 @@ class VoteStore:
         with _available("read votes"), self.engine.connect() as conn:
             return [_row_to_vote(row) for row in conn.execute(query)]
 
+    def vote_on(self, battle_id: str) -> Vote | None:
+        """The vote a battle took, or None."""
+        with _available("read votes"), self.engine.connect() as conn:
+            row = conn.execute(select(votes).where(votes.c.battle_id == battle_id)).one_or_none()
+        return None if row is None else _row_to_vote(row)
+
     def count_votes(self, judge: Judge | None = None, annotator: str | None = None) -> int:
         """How many votes are stored, optionally of one kind of judge or one annotator."""
         query = select(func.count()).select_from(votes)

@@ -106,8 +106,9 @@ def test_forged_and_second_votes_are_refused_through_the_api(served):
     with pytest.raises(Exception, match="another annotator"):
         other.predict(battle_id, None, api_name="/vote_a")
     client.predict(battle_id, None, api_name="/vote_tie")
-    with pytest.raises(Exception, match="already has a vote"):
-        client.predict(battle_id, None, api_name="/vote_a")
+    again = client.predict(battle_id, None, api_name="/vote_a")  # the first vote stands
+    assert "already judged this battle (**a tie**)" in again
+    assert callbacks.store.vote_on(battle_id).vote == "tie"
 
 
 def test_twenty_clients_cast_five_hundred_votes(served):

@@ -74,8 +74,10 @@ def test_forged_and_replayed_votes_are_refused(cb):
     with pytest.raises(VoteRefused, match="another annotator"):
         cb.vote(battle_id, "a", BOB)
     cb.vote(battle_id, "tie", ALICE)
-    with pytest.raises(VoteRefused, match="already has a vote"):
-        cb.vote(battle_id, "b", ALICE)
+    # her second key a moment later: the first vote stands, and she is told so, no error
+    again = cb.vote(battle_id, "b", ALICE)
+    assert again["reveal"].startswith("You had already judged this battle (**a tie**)")
+    assert "You have judged **1** battle" in again["reveal"] and not again["voting_open"]
     with pytest.raises(VoteRefused, match="unknown vote"):
         cb.vote(cb.battle_pool(ALICE)["battle_id"], "c", ALICE)
     assert cb.store.count_votes() == 1
