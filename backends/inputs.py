@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from backends.nonce_lm import inflect, word_pattern
+from backends.nonce_lm import inflect, word_pattern, written_without_spaces
 
 # Caps that keep one request from starving the others (documented in the README).
 MAX_WORD_CHARS = 40
@@ -17,8 +17,22 @@ MAX_NEIGHBOURS = 200  # k nearest neighbours per space; faiss allocates k result
 # All sentences together, before blank lines are dropped: refused at once, before any scan.
 MAX_EXAMPLES_TOTAL_CHARS = 4 * MAX_EXAMPLES * MAX_EXAMPLE_CHARS
 
-# A nonce word: letters (any script), digits, inner hyphens or apostrophes; no spaces.
-_WORD = re.compile(r"^\w(?:[\w'\-]*\w)?$")
+# A nonce word: letters (any script), digits, inner hyphens or apostrophes; no spaces. It is
+# matched on a skeleton of the word: "a" for a letter or digit, "m" for a combining mark of a
+# script written without spaces (Thai, Lao, Khmer, Myanmar spell most words with vowel and
+# tone marks: ฟลอร์ป), each mark after a letter; other marks stay refused (zalgo text).
+_WORD = re.compile(r"^am*(?:['\-]*am*)*$")
+
+# Invisible characters refused wherever a person types: sentences are shown to other people,
+# and a direction override (U+202E) or isolate makes them read other than they are written;
+# zero-width spaces and BOMs hide inside a word. Not refused: the zero-width (non-)joiners
+# U+200C/U+200D, which Persian, Indic scripts and emoji sequences need, nor the direction
+# marks U+200E/U+200F/U+061C, which mixed right-to-left text uses and which move no letters.
+_DIRECTION_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_ZERO_WIDTH = frozenset("\u200b\u2060\ufeff")
+# A next-line control (U+0085) is a line break inside a sentence (the forms end a line only
+# at \n, \r\n or \r): a space, as are U+2028/U+2029, which are not controls.
+_SPACE_CONTROLS = "\t\n\x85"
 
 
 class InputError(ValueError):
@@ -37,9 +51,16 @@ def _clean(text: str, what: str, limit: int) -> str:
         raise InputError(f"{what} must be text, got {type(text).__name__}")
     if len(text) > limit:
         raise InputError(f"{what} is {len(text):,} characters long; the limit is {limit:,}")
-    bad = [c for c in text if unicodedata.category(c) in ("Cc", "Cs", "Co") and c not in "\t\n"]
-    if bad:
-        raise InputError(f"{what} contains control or binary characters (e.g. {bad[0]!r})")
+    for c in text:
+        if c in _DIRECTION_CONTROLS:
+            kind = "an invisible direction-control character"
+        elif c in _ZERO_WIDTH:
+            kind = "an invisible zero-width character"
+        elif unicodedata.category(c) in ("Cc", "Cs", "Co") and c not in _SPACE_CONTROLS:
+            kind = "a control or binary character"
+        else:
+            continue
+        raise InputError(f"{what} contains {kind} (U+{ord(c):04X}); remove it")
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
@@ -47,11 +68,25 @@ def check_word(word: str) -> str:
     word = _clean(word, "the word", MAX_WORD_CHARS)
     if not word:
         raise InputError("enter the new word")
-    if not _WORD.match(word):
+    skeleton = "".join(
+        "a" if re.match(r"\w", c) else "m" if _spaceless_mark(c) else c for c in word
+    )
+    if not _WORD.match(skeleton):
         raise InputError(
             f"the word {word!r} must be a single word: letters or digits, inner - or ' allowed"
         )
     return word
+
+
+def _spaceless_mark(c: str) -> bool:
+    return unicodedata.category(c).startswith("M") and written_without_spaces(c)
+
+
+def _takes_endings(word: str) -> bool:
+    """Whether to suggest English endings for `word`: only one with Latin letters, and not of a
+    script written without spaces (its pattern takes no ending)."""
+    latin = any(unicodedata.name(c, "").startswith("LATIN") for c in word)
+    return latin and not written_without_spaces(word)
 
 
 def check_examples(word: str, examples: list[str]) -> list[Example]:
@@ -76,11 +111,11 @@ def check_examples(word: str, examples: list[str]) -> list[Example]:
     missing = [i + 1 for i, t in enumerate(texts) if not pattern.search(t)]
     if missing:
         which = ", ".join(str(i) for i in missing)
-        forms = ", ".join(inflect(word, ending) for ending in ("s", "ed", "ing"))
-        raise InputError(
-            f"sentence {which} does not contain the word {word!r} "
-            f"(as typed, or with an ending: {forms})"
-        )
+        message = f"sentence {which} does not contain the word {word!r}"
+        if _takes_endings(word):
+            forms = ", ".join(inflect(word, ending) for ending in ("s", "ed", "ing"))
+            message += f" (as typed, or with an ending: {forms})"
+        raise InputError(message)
     return [Example(t) for t in texts]
 
 

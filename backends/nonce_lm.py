@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -56,10 +57,37 @@ def _stems(word: str) -> list[tuple[str, str]]:
     return stems
 
 
+# Scripts written without spaces between words, by how a character's Unicode name begins
+# (KATAKANA covers the prolonged sound mark ー too): a word in them sits inside a run of
+# letters ("我喜欢弗洛普。"), so it has no word boundary to find, and takes no English ending.
+# Hangul is written with spaces.
+_SPACELESS_SCRIPTS = ("CJK", "IDEOGRAPHIC", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")
+_SPACELESS_SCRIPTS += ("THAI", "LAO", "KHMER", "MYANMAR")
+# Combining marks (accents, Thai vowels and tone marks, kana voicing, variation selectors):
+# a match must not end before one, or it would cut a letter in two.
+_MARK_RANGES = ((0x0300, 0x036F), (0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF))
+_MARK_RANGES += ((0x3099, 0x309A), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+_MARKS = "".join(
+    re.escape(chr(c))
+    for low, high in _MARK_RANGES
+    for c in range(low, high + 1)
+    if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me")
+)
+
+
+def written_without_spaces(word: str) -> bool:
+    """Whether `word` has a letter of a script written without spaces (Han, kana, Thai, Lao,
+    Khmer, Myanmar); then mixed ones too ("T恤") sit inside their sentence's letters."""
+    return any(unicodedata.name(c, "").startswith(_SPACELESS_SCRIPTS) for c in word)
+
+
 def word_pattern(word: str) -> re.Pattern[str]:
     """Case-insensitive whole-word match of `word`, allowing a plain inflectional ending
     ("wugs") or one that changes the stem's spelling ("quibbed", "glimbling", "mimsier");
-    the match is the stem, the ending stays outside it."""
+    the match is the stem, the ending stays outside it. A word of a script written without
+    spaces matches as typed, wherever it occurs ("弗洛普" in "我喜欢弗洛普。")."""
+    if written_without_spaces(word):
+        return re.compile(rf"{re.escape(word)}(?![{_MARKS}])", re.IGNORECASE)
     alternatives = "|".join(rf"{stem}(?={ends}(?!\w))" for stem, ends in _stems(word))
     return re.compile(rf"(?<!\w)(?:{alternatives})", re.IGNORECASE)
 
@@ -95,6 +123,8 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
     """`word_pattern` with the ending inside the match ("wiggins", "quibbed"; a possessive's
     "'s" stays out): the whole word a reader puts in a blank, where the nonce's own token
     leaves the ending as text."""
+    if written_without_spaces(word):  # no ending: the letters after it are the next word's
+        return word_pattern(word)
     return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
 
 

@@ -65,4 +65,7 @@ def split_sentences(text: str | None) -> list[str]:
             f"the sentences are {len(text):,} characters; the limit is "
             f"{MAX_EXAMPLES_TOTAL_CHARS:,} in all (up to {MAX_EXAMPLES} sentences)"
         )
-    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+    # A line ends at \n, \r\n or \r only, as a person types it: str.splitlines also ends one
+    # at U+2028, U+2029, U+0085 and some controls, which pasted text carries inside a sentence.
+    lines = (text or "").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return [line.strip() for line in lines if line.strip()]

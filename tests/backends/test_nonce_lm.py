@@ -84,6 +84,41 @@ def test_inflect_spells_an_ending_for_the_word_and_the_pattern_reads_it_back(wor
         assert inflected_pattern(word).fullmatch(spelled)
 
 
+@pytest.mark.parametrize(
+    ("word", "text", "span"),
+    [
+        ("弗洛普", "我喜欢弗洛普。", (3, 6)),  # Han: no spaces, no word boundary
+        ("弗洛普", "弗洛普很好吃", (0, 3)),  # the letters after it are the next word's
+        ("ふろっぷ", "これはふろっぷです", (3, 7)),  # Hiragana
+        ("フロップ", "フロップが好き", (0, 4)),  # Katakana
+        ("T恤", "我买了一件T恤。", (5, 7)),  # mixed with Latin
+        ("ฟลอร์ป", "ฉันชอบฟลอร์ปมาก", (6, 12)),  # Thai, with a combining mark inside
+    ],
+)
+def test_a_word_of_a_script_without_spaces_matches_as_typed_inside_its_sentence(word, text, span):
+    assert word_pattern(word).search(text).span() == span
+    assert inflected_pattern(word).search(text).span() == span  # takes no English ending
+
+
+def test_a_spaceless_match_does_not_cut_a_letter_from_its_combining_mark():
+    assert word_pattern("กร").search("กรี") is None  # ี belongs to ร
+    assert word_pattern("กร").search("กรม").span() == (0, 2)
+
+
+@pytest.mark.parametrize(
+    ("word", "text"),
+    [("wug", "wugwug"), ("wug", "a wug弗"), ("смурф", "смурфик"), ("가나", "가나다")],
+)
+def test_words_written_with_spaces_still_need_a_word_boundary(word, text):
+    assert word_pattern(word).search(text) is None  # Hangul is written with spaces
+
+
+def test_encode_replaces_a_spaceless_word_inside_its_sentence(tiny_lm):
+    nonce = tiny_lm.vocab_size
+    ids = tiny_lm.encode("我喜欢弗洛普。弗洛普很好吃", "弗洛普", nonce)
+    assert ids.count(nonce) == 2
+
+
 def test_encode_replaces_each_occurrence_with_one_id(tiny_lm):
     nonce = tiny_lm.vocab_size
     ids = tiny_lm.encode("the wug fed the wug", "wug", nonce)

@@ -141,7 +141,6 @@ ACCEPTED_AS_SENTENCES = frozenset(
     {
         "hebrew mixed",
         "emoji in word",
-        "bom",
         "sql drop",
         "sql union",
         "script in sentence",
@@ -168,6 +167,10 @@ REFUSED_AS_DEFINITION = frozenset(
         "1000 sentences",
         "601 chars",
         "crlf header",
+        # invisible characters that reorder or hide text shown to other people
+        "rtl override",
+        "zero width",
+        "bom",
     }
 )
 # token-tuning steps the page's callback takes (whole numbers, also as text, in 0..500)
