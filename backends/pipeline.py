@@ -102,11 +102,13 @@ def learn(
     start = time.perf_counter()
     nonce_lm = load_lm(lm, device)
     timings["load_lm"] = time.perf_counter() - start
+    learners = [load_learner(name, (configs or {}).get(name)) for name in names]
+    for learner in learners:  # a learner that cannot teach this LM refuses before any learns
+        learner.check_lm(nonce_lm)
     embeddings = []
-    for i, name in enumerate(names):
+    for i, (name, learner) in enumerate(zip(names, learners)):
         if on_step:
             on_step(name, i, len(names) + 1)
-        learner = load_learner(name, (configs or {}).get(name))
         embeddings.append(learner.learn(nonce_lm, word, checked, definition))
     if on_step:
         on_step("definitions", len(names), len(names) + 1)

@@ -54,9 +54,16 @@ class Learner(ABC):
     # no definition, so by default it pits only these learners against each other.
     reads_examples: ClassVar[bool] = True
 
+    def check_lm(self, lm: NonceLM) -> None:
+        """Raise ValueError, with what to do instead, if this learner cannot teach `lm`
+        (called for every learner of a request before any of them learns). Most learners
+        work with any causal LM; one with trained weights for one LM says otherwise."""
+        return None
+
     def learn(
         self, lm: NonceLM, word: str, examples: list[Example], definition: str | None = None
     ) -> NonceEmbedding:
+        self.check_lm(lm)
         start = time.perf_counter()
         result = self._learn(lm, word, examples, definition)
         result.seconds = time.perf_counter() - start

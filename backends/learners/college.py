@@ -442,12 +442,16 @@ class CollegeLearner(Learner):
             self._encoder = load_encoder(generator.config.encoder, self.device)
         return ConceptState(generator, *self._encoder, word)
 
-    def _learn(self, lm: NonceLM, word, examples, definition):
-        if lm.dim != self.generator.config.d_lm:
+    def check_lm(self, lm: NonceLM) -> None:
+        trained_for = self.generator.config
+        if lm.dim != trained_for.d_lm:
             raise ValueError(
-                f"this CoLLEGe generator writes {self.generator.config.d_lm}-d embeddings for "
-                f"{self.generator.config.lm!r}; the LM {lm.name!r} is {lm.dim}-d"
+                f"college's generator was trained for {trained_for.lm!r} ({trained_for.d_lm}-d "
+                f"embeddings); the LM {lm.name!r} is {lm.dim}-d: choose {trained_for.lm!r}, "
+                "or leave college out"
             )
+
+    def _learn(self, lm: NonceLM, word, examples, definition):
         proposed = self.concept(word).add(examples).embedding()
         vin, vout = proposed
         reading = defining = other = None

@@ -174,6 +174,20 @@ def test_missing_asset_names_the_training_command(tmp_path):
         CollegeLearner.from_pretrained(tmp_path / "nothing-here")
 
 
+def test_an_lm_the_generator_was_not_trained_for_is_refused_before_any_learner_runs(
+    tiny_lm, monkeypatch
+):
+    import backends.pipeline
+    from backends.learners.centroid import CentroidLearner
+
+    monkeypatch.setattr(backends.pipeline, "load_lm", lambda *a, **k: tiny_lm)
+    ran = []
+    monkeypatch.setattr(CentroidLearner, "_learn", lambda *a: ran.append(a))
+    with pytest.raises(ValueError, match="trained for 'gemma-3-270m'.*or leave college out"):
+        backends.pipeline.learn("wug", ["A wug sat."], ["centroid", "college"])
+    assert ran == []  # refused at once, not after the other learners' seconds
+
+
 @pytest.mark.integration
 def test_shipped_generator_learns_wug():
     from backends.learners.base import mean_norms
