@@ -127,6 +127,10 @@ def first_sentence(text: str, decoding: Decoding = DEFAULT_DECODING) -> str:
 # Shown after a definition that its token budget cut before any sentence end: a reader
 # should see that it was cut, not take 'a person in a state of "sleep" or "in' for whole.
 CUT_MARK = " …"
+# Which cut definitions get the mark (`Definition.marked`): 1, those the budget cut; 2, also
+# those a line break cut inside a bracket they opened ('a 12-bit wide (three to four', an
+# arena battle's). Battles store the level they were shown at, and replay at it.
+MARK_LEVEL = 2
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,13 @@ class Definition:
     @property
     def shown(self) -> str:
         """The text as a person reads it: `CUT_MARK` after one that was cut."""
-        return self.text if self.finished or not self.text else self.text + CUT_MARK
+        return self.marked()
+
+    def marked(self, level: int = MARK_LEVEL) -> str:
+        """The text with `CUT_MARK` after a cut one, as `MARK_LEVEL` says (0: as scored)."""
+        budget_cut = level >= 1 and not self.finished
+        bracket_open = level >= 2 and self.text.count("(") > self.text.count(")")
+        return self.text + CUT_MARK if self.text and (budget_cut or bracket_open) else self.text
 
 
 def slot_for(lm: NonceLM, embeddings: list[NonceEmbedding]) -> tuple[NonceSlot, list]:

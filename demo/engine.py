@@ -195,11 +195,11 @@ def run_battle(
     decoding: Decoding,
     max_new_tokens: int,
     cache: EmbeddingCache,
-    mark_cut: bool = True,
+    mark_cut: int | None = None,
 ) -> dict[str, str]:
     """Each learner's embedding of the item (cached, or learned now), then one batch of
-    definitions decoded as the battle says (seeded sampling; `mark_cut`: a cut one shown
-    so); under the LM lock (GPU-bound on a ZeroGPU Space)."""
+    definitions decoded as the battle says (seeded sampling; `mark_cut`: which cut ones are
+    shown so, `define_sampled`'s); under the LM lock (GPU-bound on a ZeroGPU Space)."""
     from backends.learners import load_learner
     from backends.pipeline import load_lm
 
@@ -226,7 +226,7 @@ def run_battle(
 
 
 def oracle_definition(
-    nonce_lm, item: Item, decoding: Decoding, max_new_tokens: int, mark_cut: bool = True
+    nonce_lm, item: Item, decoding: Decoding, max_new_tokens: int, mark_cut: int | None = None
 ) -> str:
     """The arena's ceiling: the LM defining a prepared item's real word (`answer`) after the
     item's sentences with that word in the made-up one's place, set before the probe as
@@ -259,7 +259,7 @@ def oracle_definition(
         learner=ORACLE_IN_CONTEXT,
         prefix=prefix,
     )
-    text = found.shown if mark_cut else found.text
+    text = found.shown if mark_cut is None else found.marked(int(mark_cut))
     return inflected_pattern(item.answer).sub(lambda _: item.word, text)
 
 

@@ -45,9 +45,12 @@ class ArenaSampling:
 
     def as_json(self, seed: int) -> str:
         """What a vote stores: every decoding setting of its battle, seed and length included,
-        and that a definition the budget cut was shown so (`mark_cut`)."""
+        and which cut definitions were shown with a mark (`mark_cut`, a
+        `backends.definitions.MARK_LEVEL`; true, the first level, in older votes)."""
+        from backends.definitions import MARK_LEVEL
+
         record = {**self.decoding(seed).record(), "max_new_tokens": self.max_new_tokens}
-        return json.dumps({**record, "mark_cut": True}, sort_keys=True)
+        return json.dumps({**record, "mark_cut": MARK_LEVEL}, sort_keys=True)
 
 
 def replay(stored: str) -> tuple[Decoding, int, bool]:
@@ -66,14 +69,16 @@ def define_sampled(
     embeddings: Sequence[NonceEmbedding],
     decoding: Decoding,
     max_new_tokens: int,
-    mark_cut: bool = True,
+    mark_cut: int | None = None,
 ) -> list[str]:
     """Every embedding's definition, sampled in one batch; the same seed gives the same texts.
-    With `mark_cut`, as a person reads them: ' …' after one the budget cut
-    (`Definition.shown`).
+    Marked as a person reads them, at `mark_cut` (a `MARK_LEVEL`, true is 1; None: the
+    current one): ' …' after one the budget cut, and from level 2 one a line break cut
+    inside an open bracket (`Definition.marked`).
 
     The arena's one call into the library's generation."""
-    from backends.definitions import define
+    from backends.definitions import MARK_LEVEL, define
 
     found = define(lm, list(embeddings), max_new_tokens, decoding=decoding)
-    return [d.shown if mark_cut else d.text for d in found]
+    level = MARK_LEVEL if mark_cut is None else int(mark_cut)
+    return [d.marked(level) for d in found]

@@ -236,7 +236,8 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
 
     def fake_define_known(lm, words, max_new_tokens, prompt=PROMPT, **kw):
         asked.update(words=words, prefix=kw["prefix"], decoding=kw["decoding"])
-        return [SimpleNamespace(text="a small songbird", shown="a bird that sings …")]
+        shown = "a bird that sings …"
+        return [SimpleNamespace(text="a small songbird", shown=shown, marked=lambda level: shown)]
 
     monkeypatch.setattr(backends.definitions, "define_known", fake_define_known)
     item = Item("blick", ("The blick sang.", "Two blicks slept."), "bird")
@@ -250,6 +251,8 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
         "prefix": examples_prefix(filled, layout),
         "decoding": decoding,
     }
+    found = backends.definitions.Definition("oracle_in_context", "bird", "a small songbird", "")
+    monkeypatch.setattr(backends.definitions, "define_known", lambda *a, **k: [found])
     assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small songbird"
     with pytest.raises(ValueError, match="no real word"):
         oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)

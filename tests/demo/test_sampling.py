@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backends.definitions import CUT_MARK, DEFAULT_DECODING, define
+from backends.definitions import CUT_MARK, DEFAULT_DECODING, MARK_LEVEL, Definition, define
 from backends.inputs import check_examples
 from backends.learners import load_learner
 from demo.sampling import ArenaSampling, define_sampled, replay
@@ -47,7 +47,7 @@ def test_a_stored_decoding_replays_the_battle(tiny_lm, embeddings):
     assert (record["seed"], record["temperature"], record["top_k"]) == (77, 0.9, 20)
     assert record["ban_word"] is True and record["max_new_tokens"] == 10  # library defaults kept
     decoding, budget, mark_cut = replay(stored)
-    assert decoding == sampling.decoding(77) and budget == 10 and mark_cut is True
+    assert decoding == sampling.decoding(77) and budget == 10 and mark_cut == MARK_LEVEL
     shown = define_sampled(tiny_lm, embeddings, sampling.decoding(77), 10)
     assert define_sampled(tiny_lm, embeddings, decoding, budget, mark_cut) == shown
 
@@ -76,3 +76,16 @@ def test_sampling_settings_are_checked():
     for bad in ({"temperature": 0}, {"temperature": -1}, {"top_k": -1}, {"max_new_tokens": 0}):
         with pytest.raises(ValueError):
             ArenaSampling(**bad)
+
+
+def test_a_line_break_inside_an_open_bracket_is_shown_cut_from_the_second_level():
+    # sampled for a battle, prompting wrote 'a 12-bit wide (10 bits) or 16-to 32-byte
+    # (three to four' and a line break: shown whole, as if the bracket had closed
+    text = "a 12-bit wide (10 bits) or 16-to 32-byte (three to four"
+    broken = Definition("prompting", "florp", text, text + "\ndecimal")
+    assert broken.shown == broken.marked(2) == text + CUT_MARK
+    assert broken.marked(True) == broken.marked(0) == text  # votes stored at level 1 replay so
+    closed = Definition("prompting", "florp", "a unit (of length).", "a unit (of length).")
+    assert closed.shown == closed.text
+    budget = Definition("college", "florp", 'a "sleep" or "in', 'a "sleep" or "in', finished=False)
+    assert budget.marked(True) == budget.shown == budget.text + CUT_MARK
