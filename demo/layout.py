@@ -94,7 +94,11 @@ def _learn_tab(settings: DemoSettings) -> Components:
 
 def _learn_form(settings: DemoSettings) -> Components:
     ui: Components = {}
-    ui["word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS, elem_id="learn-word")
+    # no max_length on these boxes: a browser cuts a longer paste without a word, where the
+    # library refuses it with the limit named (backends/inputs.py)
+    ui["word"] = gr.Textbox(
+        label=f"New word (up to {MAX_WORD_CHARS} characters)", elem_id="learn-word"
+    )
     ui["sentences"] = gr.Textbox(
         label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
         # measured: benchmarks/results/defgen-test-natural{,2}.json against defgen-test-do.json
@@ -106,8 +110,8 @@ def _learn_form(settings: DemoSettings) -> Components:
         elem_id="learn-sentences",
     )
     ui["definition"] = gr.Textbox(
-        label="Definition hint (optional; the definition reader reads it)",
-        max_length=MAX_DEFINITION_CHARS,
+        label="Definition hint (optional; the definition reader reads it; up to "
+        f"{MAX_DEFINITION_CHARS} characters)",
     )
     chosen = list(settings.learn_learners) or learner_names()
     ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
@@ -150,7 +154,9 @@ def _arena_tab() -> Components:
         )
         ui["battle_own"] = gr.Button("Battle on my word", elem_id="battle-own")
     with gr.Accordion("My word (for “Battle on my word”)", open=False, elem_id="own-accordion"):
-        ui["own_word"] = gr.Textbox(label="New word", max_length=MAX_WORD_CHARS, elem_id="own-word")
+        ui["own_word"] = gr.Textbox(
+            label=f"New word (up to {MAX_WORD_CHARS} characters)", elem_id="own-word"
+        )
         ui["own_sentences"] = gr.Textbox(
             label="Sentences, one per line", lines=3, elem_id="own-sentences"
         )
