@@ -147,7 +147,7 @@ def map_points(
         if not vector.any():  # no direction (the cache's output vector): nowhere on a map
             continue
         learned[r.learner] = vector.cpu().numpy()
-        found = r.neighbours.get(space) or index.search(vector_in(r.embedding, space), k)[0]
+        found = r.neighbours.get(space) or index.search(vector, k)[0]
         neighbours[r.learner] = found[:k]
         rows[r.learner] = index.vectors_of([n.token_id for n in found[:k]])
     return neighbourhood_map(learned, neighbours, rows, seed=seed)

@@ -53,7 +53,7 @@ class ArenaSampling:
         return json.dumps({**record, "mark_cut": MARK_LEVEL}, sort_keys=True)
 
 
-def replay(stored: str) -> tuple[Decoding, int, bool]:
+def replay(stored: str) -> tuple[Decoding, int, int]:
     """A stored battle's decoding, token budget and `mark_cut`, to generate its definitions
     again as they were shown (votes stored before the cut mark replay without it)."""
     from backends.decoding import Decoding

@@ -53,16 +53,16 @@ def test_each_battle_takes_one_vote_even_under_a_race(tmp_path, app_factory):
 
     def vote(_):
         try:
-            client.predict(battle_id, None, api_name="/vote_b")
-            return "stored"
+            return client.predict(battle_id, None, api_name="/vote_b")
         except Exception as err:  # noqa: BLE001
-            return str(err)
+            return f"error: {err}"
 
     with ThreadPoolExecutor(max_workers=10) as pool:
         results = list(pool.map(vote, range(10)))
-    assert results.count("stored") == 1
-    assert all("already has a vote" in r for r in results if r != "stored")
+    # one vote stored; the nine that lost the race are told it stands, not an error
     assert callbacks.store.count_votes() == 1
+    assert sum(r.startswith("Thanks") for r in results) == 1
+    assert sum(r.startswith("You had already judged this battle") for r in results) == 9
     with pytest.raises(Exception, match="unknown battle"):
         client.predict("A" * 22, None, api_name="/vote_a")  # a well-formed but forged id
     with pytest.raises(Exception, match="another annotator"):
