@@ -73,10 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     try:
-        if args.push_to_hub:
+        if args.push_to_hub is not None:
             check_repo_id(args.push_to_hub)  # before opening anything
-        store = VoteStore.open(_checked_db(args.db or load_demo_settings().db_target))
-        if args.push_to_hub:
+        # reading only: a database that holds no vote store is refused, never given one
+        store = VoteStore.open(_checked_db(args.db or load_demo_settings().db_target), create=False)
+        if args.push_to_hub is not None:
             print(f"pushed: {push_to_hub(store, args.push_to_hub, args.judge)}")
             return 0
         dest = sys.stdout if args.out == "-" else _checked_out(args.out, args.force)

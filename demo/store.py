@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from sqlalchemy import (
     BigInteger,
@@ -52,7 +53,13 @@ from sqlalchemy import (
     text as sql_text,
 )
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DatabaseError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+)
 
 from demo.vocabulary import JUDGES, VOTE_VALUES, Judge, VoteValue, sql_in
 
@@ -277,6 +284,47 @@ def _sqlite_engine(url: str | URL, settings: StoreSettings) -> Engine:
     return engine
 
 
+# Columns a table of this name must have to be the store's own: a database that already
+# holds a "votes" table of another program is refused, not altered (`_add_missing_columns`)
+_KEY_COLUMNS = {
+    "battles": {"id", "word", "learner_a", "learner_b", "annotator"},
+    "votes": {"battle_id", "vote", "annotator", "judge"},
+}
+
+
+def _check_schema(engine: Engine, create: bool) -> None:
+    """Refuse a database whose battles/votes tables are someone else's, and, unless
+    `create`, one that holds no vote store at all (reading must not create one)."""
+    found = inspect(engine)
+    tables = set(found.get_table_names())
+    for table, needed in _KEY_COLUMNS.items():
+        if table in tables:
+            missing = needed - {column["name"] for column in found.get_columns(table)}
+            if missing:
+                raise ValueError(
+                    f"this database's {table!r} table is not a vote store's (it has no "
+                    f"{sorted(missing)[0]!r} column): give the votes a database of their own"
+                )
+    if not create and not set(_KEY_COLUMNS) <= tables:
+        raise ValueError("this database holds no vote store (no battles and votes tables)")
+
+
+def _check_sqlite_file(path: Path, create: bool) -> None:
+    """`_check_schema` on a SQLite file opened read-only: the store's own connections switch
+    a file to WAL and add tables, which a file that is refused must not get."""
+    uri = f"file:{quote(str(path))}"  # a '?' or '#' in a file name is not the URI's
+    url = URL.create("sqlite", database=uri, query={"mode": "ro", "uri": "true"})
+    engine = create_engine(url)
+    try:
+        _check_schema(engine, create)
+    except DatabaseError as err:  # a file that is no database ("file is not a database")
+        raise StoreUnavailable(
+            f"The vote store cannot open the database: it is not one ({err.orig})."
+        ) from err
+    finally:
+        engine.dispose()
+
+
 def _create_tables(engine: Engine) -> None:
     # two processes opening a fresh database may race to create tables; the loser retries once
     try:
@@ -312,12 +360,17 @@ class VoteStore:
         self.engine = engine
 
     @classmethod
-    def open(cls, target: str | Path, settings: StoreSettings | None = None) -> VoteStore:
-        """Open (creating if needed) a store at a SQLite path or a database URL."""
+    def open(
+        cls, target: str | Path, settings: StoreSettings | None = None, create: bool = True
+    ) -> VoteStore:
+        """Open (creating if needed, unless not `create`) a store at a SQLite path or a
+        database URL."""
         settings = settings or StoreSettings()
         text: str | URL = str(target)
         if "://" not in text:
             path = Path(text).expanduser().resolve()
+            if path.is_file():  # looked at read-only first: a refused file stays as it was
+                _check_sqlite_file(path, create)
             path.parent.mkdir(parents=True, exist_ok=True)
             # URL.create, not f"sqlite:///{path}": a URL string would decode %2e%2e%2f to ../
             text = URL.create("sqlite", database=str(path))
@@ -332,8 +385,13 @@ class VoteStore:
                 "the vote store target is neither a SQLite path nor a database URL with an "
                 f"installed driver ({type(err).__name__})"
             ) from err
-        with _available("open the database"):
-            _create_tables(engine)
+        try:
+            with _available("open the database"):
+                _check_schema(engine, create)
+                _create_tables(engine)
+        except ValueError:
+            engine.dispose()
+            raise
         log.info("vote store open at %s", make_url(text).render_as_string(hide_password=True))
         return cls(engine)
 

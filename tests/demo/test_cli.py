@@ -39,3 +39,30 @@ def test_export_cli_per_judge_and_format(tmp_path, capsys):
 
     assert main(["export", "--db", str(db), "--out", str(tmp_path / "no" / "dir.csv")]) == 1
     assert "error:" in capsys.readouterr().err
+
+
+def test_export_refuses_a_database_that_holds_no_vote_store_and_leaves_it_as_it_was(
+    tmp_path, capsys
+):
+    import sqlite3
+
+    other, unrelated, empty = (tmp_path / f"{n}.sqlite" for n in ("other", "unrelated", "empty"))
+    with sqlite3.connect(other) as conn:  # another program's "votes" table
+        conn.execute("create table votes (id integer, foo text)")
+    with sqlite3.connect(unrelated) as conn:
+        conn.execute("create table customers (id integer)")
+    empty.write_bytes(b"")
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(bytes(range(256)) * 20)
+    for db, said in [
+        (other, "'votes' table is not a vote store's"),
+        (unrelated, "holds no vote store"),
+        (empty, "holds no vote store"),
+        (garbage, "file is not a database"),
+    ]:
+        before = db.read_bytes()
+        assert main(["export", "--db", str(db), "--out", str(tmp_path / "o.jsonl")]) == 1
+        assert said in capsys.readouterr().err
+        assert db.read_bytes() == before and not db.with_name(db.name + "-wal").exists()
+    assert main(["export", "--push-to-hub", "", "--db", str(other)]) == 1
+    assert "not a Hugging Face repo id" in capsys.readouterr().err
