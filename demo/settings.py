@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,11 +112,34 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, "").strip() or default
 
 
+def _number(
+    name: str, default: float, low: float, high: float = math.inf, above: bool = False
+) -> float:
+    """A finite number from low (or, `above`, more than low) to high, the variable named
+    when it is not one (a NaN would pass every comparison: a rate limit of NaN limited
+    nothing)."""
+    raw = _env(name, str(default))
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    bottom = value > low if above else value >= low
+    if not (math.isfinite(value) and bottom and value <= high):
+        limit = f"above {low:g}" if above else f"at least {low:g}"
+        limit += "" if high == math.inf else f" and at most {high:g}"
+        raise ValueError(f"{name}={raw[:40]!r}: choose a number {limit}")
+    return value
+
+
+def _whole(name: str, default: int, low: int, high: int | None = None) -> int:
+    value = _number(name, default, low, math.inf if high is None else high)
+    if value != int(value):
+        raise ValueError(f"{name}={value:g}: choose a whole number")
+    return int(value)
+
+
 def _rate(name: str, base: RateLimit) -> RateLimit:
-    value = float(_env(name, str(base.per_minute)))
-    if value <= 0:
-        raise ValueError(f"{name}={value}: choose a positive number per minute")
-    return RateLimit(per_minute=value, burst=base.burst)
+    return RateLimit(per_minute=_positive(name, base.per_minute), burst=base.burst)
 
 
 def _flag(name: str, default: bool) -> bool:
@@ -125,11 +149,12 @@ def _flag(name: str, default: bool) -> bool:
     return value in ("1", "true", "yes")
 
 
+def _positive(name: str, default: float, high: float = math.inf) -> float:
+    return _number(name, default, 0.0, high, above=True)
+
+
 def _share(name: str, default: float) -> float:
-    value = float(_env(name, str(default)))
-    if not 0 <= value <= 1:
-        raise ValueError(f"{name}={value}: choose a share from 0 to 1")
-    return value
+    return _number(name, default, 0.0, 1.0)
 
 
 def _names(name: str) -> tuple[str, ...]:
@@ -144,14 +169,12 @@ def load_demo_settings() -> DemoSettings:
         db=_env("NONCE_DB"),
         learn_learners=_names("NONCE_LEARN_LEARNERS"),
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
-        arena_tt_steps=int(_env("NONCE_ARENA_TT_STEPS", str(base.arena_tt_steps))),
-        repeat_share=float(_env("NONCE_REPEAT_SHARE", str(base.repeat_share))),
+        arena_tt_steps=_whole("NONCE_ARENA_TT_STEPS", base.arena_tt_steps, 0, 500),
+        repeat_share=_share("NONCE_REPEAT_SHARE", base.repeat_share),
         arena_oracle_share=_share("NONCE_ARENA_ORACLE_SHARE", base.arena_oracle_share),
         arena_sampling=ArenaSampling(
-            temperature=float(
-                _env("NONCE_ARENA_TEMPERATURE", str(base.arena_sampling.temperature))
-            ),
-            top_k=int(_env("NONCE_ARENA_TOP_K", str(base.arena_sampling.top_k))),
+            temperature=_positive("NONCE_ARENA_TEMPERATURE", base.arena_sampling.temperature, 5.0),
+            top_k=_whole("NONCE_ARENA_TOP_K", base.arena_sampling.top_k, 0),
             max_new_tokens=base.max_new_tokens,
         ),
         battle_limit=_rate("NONCE_BATTLES_PER_MIN", base.battle_limit),
@@ -160,8 +183,8 @@ def load_demo_settings() -> DemoSettings:
         address_vote_limit=_rate("NONCE_ADDRESS_VOTES_PER_MIN", base.address_vote_limit),
         export_limit=_rate("NONCE_EXPORTS_PER_MIN", base.export_limit),
         hub_dataset=_env("NONCE_HUB_DATASET"),
-        hub_every_minutes=float(_env("NONCE_HUB_EVERY_MINUTES", str(base.hub_every_minutes))),
-        queue_size=int(_env("NONCE_QUEUE_SIZE", str(base.queue_size))),
+        hub_every_minutes=_positive("NONCE_HUB_EVERY_MINUTES", base.hub_every_minutes),
+        queue_size=_whole("NONCE_QUEUE_SIZE", base.queue_size, 1),
         trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
         id_secret=_env("NONCE_ID_SECRET"),

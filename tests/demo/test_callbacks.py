@@ -254,3 +254,20 @@ def test_settings_read_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("NONCE_ARENA_ORACLE_SHARE", "2")
     with pytest.raises(ValueError, match="NONCE_ARENA_ORACLE_SHARE"):
         load_demo_settings()
+    monkeypatch.delenv("NONCE_ARENA_ORACLE_SHARE")
+    # each refused with its name, before the app starts: not a parse error, nor a NaN
+    # that passes every comparison (a rate limit of NaN limited nothing)
+    for name, value in [
+        ("NONCE_VOTES_PER_MIN", "nan"),
+        ("NONCE_QUEUE_SIZE", "-1"),
+        ("NONCE_REPEAT_SHARE", "2"),
+        ("NONCE_ARENA_TEMPERATURE", "abc"),
+        ("NONCE_ARENA_TOP_K", "2.5"),
+        ("NONCE_ARENA_TT_STEPS", "-5"),
+        ("NONCE_HUB_EVERY_MINUTES", "inf"),
+    ]:
+        monkeypatch.setenv(name, value)
+        with pytest.raises(ValueError, match=f"{name}="):
+            load_demo_settings()
+        monkeypatch.delenv(name)
+    assert load_demo_settings().queue_size == DemoSettings().queue_size  # the defaults again
