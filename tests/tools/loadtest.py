@@ -218,6 +218,27 @@ def _store_target(db: str | None, folder: Path, stack: contextlib.ExitStack) -> 
     return db or str(folder / "votes.sqlite")
 
 
+def _refuse_a_store_with_votes(db: str | None) -> None:
+    """The app this driver launches casts stand-in votes under ordinary annotator ids: into a
+    store that already holds votes they could not be told from people's."""
+    if not db or db == "postgres":
+        return
+    from demo.store import VoteStore
+
+    is_url = "://" in db
+    if is_url or Path(db).expanduser().is_file():
+        store = VoteStore.open(db, create=is_url)  # a file that is no store: refused as it is
+        try:
+            held = store.count_votes()
+        finally:
+            store.close()
+        if held:
+            raise ValueError(
+                f"--db already holds {held} votes; the load driver writes stand-in votes, so "
+                "give it a new or empty store (or drive a running app with --url)"
+            )
+
+
 def run(args: argparse.Namespace) -> dict:
     """Launch (or reach) the app, drive votes then Learn, check the store; return the figures."""
     with contextlib.ExitStack() as stack:
@@ -239,6 +260,7 @@ def run(args: argparse.Namespace) -> dict:
 
                 store = VoteStore.open(settings.db)
         else:
+            _refuse_a_store_with_votes(args.db)
             url, callbacks, app = launch(settings)
             stack.callback(app.close)
             store = callbacks.store
