@@ -48,6 +48,24 @@ def _env(name: str, default: str) -> str:
     return value or default
 
 
+_ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _flag(name: str, default: bool) -> bool:
+    """An on/off variable, in any case; anything else is refused rather than read as on."""
+    value = _env(name, "1" if default else "0").lower()
+    if value not in _ON + _OFF:
+        raise ValueError(f"{name}={value[:40]!r}: choose 1 or 0 (on or off)")
+    return value in _ON
+
+
+def _threads(name: str) -> int:
+    raw = _env(name, "0")
+    if not raw.isdigit():  # no sign, no fraction: 0 (torch's own choice) or more
+        raise ValueError(f"{name}={raw[:40]!r}: choose a whole number of threads, 0 for torch's")
+    return int(raw)
+
+
 def load_settings() -> Settings:
     """Read NONCE_* environment variables once; everything else takes its settings from here."""
     base = Settings()
@@ -59,11 +77,11 @@ def load_settings() -> Settings:
         lm=_env("NONCE_LM", base.lm),
         encoder=_env("NONCE_ENCODER", base.encoder),
         device=device,  # type: ignore[arg-type]
-        cpu_threads=int(_env("NONCE_CPU_THREADS", str(base.cpu_threads))),
-        int8_head=_env("NONCE_INT8_HEAD", "1") not in ("0", "false", "no", "off"),
-        packed_linears=_env("NONCE_PACKED_LINEARS", "1") not in ("0", "false", "no", "off"),
-        lean_steps=_env("NONCE_LEAN_STEPS", "1") not in ("0", "false", "no", "off"),
-        half_body=_env("NONCE_HALF_BODY", "1") not in ("0", "false", "no", "off"),
+        cpu_threads=_threads("NONCE_CPU_THREADS"),
+        int8_head=_flag("NONCE_INT8_HEAD", base.int8_head),
+        packed_linears=_flag("NONCE_PACKED_LINEARS", base.packed_linears),
+        lean_steps=_flag("NONCE_LEAN_STEPS", base.lean_steps),
+        half_body=_flag("NONCE_HALF_BODY", base.half_body),
     )
 
 

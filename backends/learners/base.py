@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import torch
 
-from backends.inputs import Example
+from backends.inputs import Example, check_examples
 from backends.nonce_lm import LogitHook, NonceLM
 from backends.settings import load_settings
 
@@ -64,6 +64,11 @@ class Learner(ABC):
         self, lm: NonceLM, word: str, examples: list[Example], definition: str | None = None
     ) -> NonceEmbedding:
         self.check_lm(lm)
+        if isinstance(examples, str):
+            examples = [examples]
+        if not all(isinstance(e, Example) for e in examples):
+            # called with plain sentences, as `pipeline.learn` takes them: checked the same way
+            examples = check_examples(word, [getattr(e, "text", e) for e in examples])
         start = time.perf_counter()
         result = self._learn(lm, word, examples, definition)
         result.seconds = time.perf_counter() - start

@@ -188,6 +188,18 @@ def test_an_lm_the_generator_was_not_trained_for_is_refused_before_any_learner_r
     assert ran == []  # refused at once, not after the other learners' seconds
 
 
+def test_a_learner_takes_plain_sentences_and_checks_them(tiny_lm):
+    from backends.learners.centroid import CentroidLearner
+
+    learned = CentroidLearner().learn(tiny_lm, "wug", ["A wug sat."])
+    assert learned.input_vector.shape == (tiny_lm.dim,)
+    assert torch.equal(
+        learned.input_vector, CentroidLearner().learn(tiny_lm, "wug", "A wug sat.").input_vector
+    )
+    with pytest.raises(ValueError, match="does not contain the word 'wug'"):
+        CentroidLearner().learn(tiny_lm, "wug", ["No such word."])
+
+
 @pytest.mark.integration
 def test_shipped_generator_learns_wug():
     from backends.learners.base import mean_norms

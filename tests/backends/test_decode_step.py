@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import pytest
 import torch
 
 from backends.decode_step import DecodeStep, rotate, rotation, supports
@@ -236,3 +237,12 @@ def test_half_body_setting_is_on_unless_turned_off(monkeypatch):
     assert load_settings().half_body
     monkeypatch.setenv("NONCE_HALF_BODY", "off")
     assert not load_settings().half_body
+    monkeypatch.setenv("NONCE_HALF_BODY", "False")  # any case
+    assert not load_settings().half_body
+    monkeypatch.setenv("NONCE_HALF_BODY", "maybe")  # refused, not read as on
+    with pytest.raises(ValueError, match="NONCE_HALF_BODY='maybe'"):
+        load_settings()
+    monkeypatch.delenv("NONCE_HALF_BODY")
+    monkeypatch.setenv("NONCE_CPU_THREADS", "-3")
+    with pytest.raises(ValueError, match="NONCE_CPU_THREADS"):
+        load_settings()
