@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import shlex
 import sys
@@ -18,16 +19,116 @@ import time
 from pathlib import Path
 
 from backends.learners import parse_learners
+from backends.learners.token_tuning import MAX_STEPS
+from backends.registry import unknown_name_message
 from benchmarks.results import Run
 from benchmarks.runs import RunOptions
 from benchmarks.tasks import get_task, task_names
 
+COMMANDS = ("report", "rescore")  # what the task argument names besides the tasks
+# PQ codes of 8 bits train 256 centroids per sub-quantiser: a smaller store cannot be built
+KNN_MIN = 256
 
-def _ints(text: str) -> tuple[int, ...]:
+
+def _whole(text: str, low: int, high: int | None = None) -> int:
+    """`text` as a whole number in low..high ("10000", "1e4" and "2.0" are; "1.9", "inf" are
+    not)."""
+    want = f"a whole number >= {low}" if high is None else f"a whole number {low}..{high}"
+    text = text.strip()
     try:
-        return tuple(int(float(part)) for part in text.split(",") if part.strip())
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number) or number != int(number):
+            raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}") from None
+        value = int(number)
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}")
+    return value
+
+
+def _at_least(low: int, high: int | None = None):
+    """An argparse type: a whole number in low..high (no upper bound when None)."""
+
+    def parse(text: str) -> int:
+        return _whole(text, low, high)
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+def _ints(low: int = 1):
+    """An argparse type: comma-separated whole numbers, each >= `low`, none twice."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = [part for part in text.split(",") if part.strip()]
+        if not parts:
+            raise argparse.ArgumentTypeError(
+                f"expected comma-separated whole numbers >= {low}, got {text[:40]!r}"
+            )
+        values = []
+        for part in parts:
+            try:
+                value = _whole(part, low)
+            except argparse.ArgumentTypeError as err:
+                raise argparse.ArgumentTypeError(
+                    f"expected comma-separated whole numbers >= {low}, got {part.strip()[:40]!r}"
+                    + (f" in {text[:40]!r}" if len(parts) > 1 else "")
+                ) from err
+            if value in values:
+                raise argparse.ArgumentTypeError(f"{value} is given twice in {text[:40]!r}")
+            values.append(value)
+        return tuple(values)
+
+    parse.__name__ = "numbers"
+    return parse
+
+
+def _real(low: float, high: float = math.inf, *, open_low: bool = False):
+    """An argparse type: a finite number in [low, high] ((low, high] when `open_low`)."""
+    if high < math.inf:
+        want = f"a number in {'(' if open_low else '['}{low:g}, {high:g}]"
+    else:
+        want = f"a number {'>' if open_low else '>='} {low:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value > high or value < low or (open_low and value == low):
+            raise argparse.ArgumentTypeError(f"expected {want}, got {text.strip()[:40]!r}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def _json_path(text: str) -> Path:
+    """An argparse type: where the run record goes, refused now (not after the run) when
+    it cannot be written there: a folder, a missing or read-only folder. An existing record
+    is replaced (the README's commands rewrite the committed ones)."""
+    path = Path(text).expanduser()
+    parent = path.parent
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give the file to write the run record to")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r} is a folder; give the file to write, e.g. {path / 'run.json'}"
+        )
+    if not parent.is_dir():
+        missing = "is not a folder" if parent.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(
+            f"folder {str(parent)[:80]!r} {missing}; cannot write {text[:80]!r}"
+        )
+    if path.exists() and not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} exists and is not a file")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} cannot be written (no permission)")
+    return path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
         "records",
         nargs="*",
         type=Path,
+        default=[],  # not "required" in the usage: only rescore reads them
         help="rescore: DefGen run records to add the scores of the word masked to",
     )
     parser.add_argument("--data", help="data file(s), comma-separated (default: the dev sets)")
@@ -48,26 +150,45 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm", default=None, help="LM preset (default: the settings' LM)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument(
-        "--shots", type=_ints, default=(1, 2, 3), help="defgen/tournament: k values"
+        "--shots", type=_ints(1), default=(1, 2, 3), help="defgen/tournament: k values"
     )
-    parser.add_argument("--limit", type=int, default=None, help="first N items per task")
     parser.add_argument(
-        "--offset", type=int, default=0, help="skip the first N items (a held-out range)"
+        "--limit", type=_at_least(1), default=None, help="first N items per task (default: all)"
     )
-    parser.add_argument("--json", type=Path, default=None, help="write the run record here")
     parser.add_argument(
-        "--tt-steps", type=int, default=RunOptions.tt_steps, help="token tuning steps (TT-N)"
+        "--offset", type=_at_least(0), default=0, help="skip the first N items (a held-out range)"
     )
-    parser.add_argument("--tt-lr", type=float, default=0.01, help="token tuning learning rate")
-    parser.add_argument("--max-new-tokens", type=int, default=32, help="definition length cap")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--json",
+        type=_json_path,
+        default=None,
+        help="write the run record here (a file there is replaced)",
+    )
+    parser.add_argument(
+        "--tt-steps",
+        type=_at_least(0, MAX_STEPS),
+        default=RunOptions.tt_steps,
+        help=f"token tuning steps (TT-N), 0..{MAX_STEPS}",
+    )
+    parser.add_argument(
+        "--tt-lr", type=_real(0, 1, open_low=True), default=0.01, help="token tuning lr, (0, 1]"
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=_at_least(1), default=32, help="definition length cap"
+    )
+    parser.add_argument("--seed", type=_at_least(0), default=0)
     parser.add_argument(
         "--db", default=None, help="tournament: vote store (default: benchmark-votes.sqlite)"
     )
-    parser.add_argument("--tie-margin", type=float, default=0.01, help="tournament: tie band")
+    parser.add_argument("--tie-margin", type=_real(0), default=0.01, help="tournament: tie band")
     parser.add_argument("--skip-cold", action="store_true", help="perf: skip the GGUF conversion")
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
-    parser.add_argument("--knn-sizes", type=_ints, default=(10_000, 100_000))
+    parser.add_argument(
+        "--knn-sizes",
+        type=_ints(KNN_MIN),
+        default=(10_000, 100_000),
+        help=f"perf: kNN store sizes, each >= {KNN_MIN}",
+    )
     parser.add_argument(
         "--decode-only",
         action="store_true",
@@ -81,14 +202,19 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="perf: leave out the kNN store and the ratings (CPU work, whatever the device)",
     )
-    parser.add_argument("--vote-sizes", type=_ints, default=(10_000, 100_000))
+    parser.add_argument(
+        "--vote-sizes", type=_ints(1), default=(10_000, 100_000), help="perf: votes rated"
+    )
     parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
     parser.add_argument(
-        "--threads", type=int, default=0, help="torch and faiss CPU threads (0: their default)"
+        "--threads",
+        type=_at_least(1),
+        default=None,
+        help="torch and faiss CPU threads (default: theirs)",
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=_at_least(1),
         default=1,
         help="defgen: processes generating definitions, each a share of the items (scored "
         "together after)",
@@ -102,6 +228,8 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
     missing = [str(p) for p in data if not Path(p).is_file()]
     if missing:
         raise ValueError(f"data file(s) not found: {', '.join(missing)}")
+    if args.json and any(args.json.resolve() == Path(p).resolve() for p in data):
+        raise ValueError(f"--json {args.json} is a --data file; the run would overwrite it")
     big = (1_000_000,) if args.big else ()
     return RunOptions(
         data=tuple(Path(p) for p in data),
@@ -124,14 +252,14 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
         skip_knn=args.skip_knn,
         knn_sizes=tuple(args.knn_sizes) + big,
         vote_sizes=tuple(args.vote_sizes) + big,
-        workers=max(1, args.workers),
+        workers=args.workers,
     )
 
 
-def set_threads(threads: int) -> None:
+def set_threads(threads: int | None) -> None:
     """Pin torch's and faiss's CPU thread pools; on a shared CPU, 1 avoids OpenMP spin-waits
     (an IVF-PQ build at 10^4 vectors took 165 s with 2 threads, 11 s with 1, at load 13)."""
-    if threads <= 0:
+    if threads is None or threads <= 0:
         return
     import faiss
     import torch
@@ -174,9 +302,11 @@ def main(argv: list[str] | None = None) -> int:
             return rescore(args.records)
         if args.records:
             raise ValueError(f"{args.task} takes no record files: {args.records[0]}")
+        if args.task not in task_names():  # the commands are names too
+            raise ValueError(unknown_name_message("task", args.task, [*task_names(), *COMMANDS]))
         task = get_task(args.task)
+        options = _options(args, task)  # every check before the first import of torch
         set_threads(args.threads)
-        options = _options(args, task)
         start = time.perf_counter()
         results = task.run_function()(options)
     except (ValueError, RuntimeError) as err:
@@ -201,9 +331,32 @@ def main(argv: list[str] | None = None) -> int:
     record = run.record()
     print(f"{task.name} on {record['lm']} ({record['data'] or 'no data'})")
     print(format_table(record))
-    if args.json:
-        run.write(args.json)
-        print(f"wrote {args.json}")
+    return write_record(run, args.json) if args.json else 0
+
+
+def write_record(run: Run, path: Path) -> int:
+    """Write the run's record to `path` (checked writable before the run); should that
+    fail even so, keep it in a temporary file, or print it, rather than lose the run."""
+    replaced = path.is_file()
+    try:
+        run.write(path)
+    except OSError as err:
+        import json
+        import tempfile
+
+        text = json.dumps(run.record(), indent=1, ensure_ascii=False) + "\n"
+        try:
+            with tempfile.NamedTemporaryFile(
+                "w", prefix=f"benchmark-{run.task}-", suffix=".json", delete=False
+            ) as file:
+                file.write(text)
+            kept = f"it is kept in {file.name}"
+        except OSError:
+            print(text)
+            kept = "it is printed above"
+        print(f"error: could not write {path} ({err}); {kept}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}" + (" (replaced the record that was there)" if replaced else ""))
     return 0
 
 

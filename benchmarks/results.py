@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -75,8 +76,17 @@ class Run:
         }
 
     def write(self, path: Path) -> None:
+        """Write the record whole or not at all: a record it replaces is kept should the
+        write fail part way (a full disk)."""
+        path = path.resolve() if path.is_symlink() else path  # the file a link points to
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.record(), indent=1, ensure_ascii=False) + "\n")
+        text = json.dumps(self.record(), indent=1, ensure_ascii=False) + "\n"
+        part = path.with_name(f".{path.name}.{os.getpid()}.part")
+        try:
+            part.write_text(text, encoding="utf-8")
+            os.replace(part, path)
+        finally:
+            part.unlink(missing_ok=True)
 
 
 def row_kind(row: dict) -> RowKind:

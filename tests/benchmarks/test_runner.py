@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks.__main__ import main
+from benchmarks.__main__ import _parser, main, write_record
 from benchmarks.knn_vectors import hidden_like, tiled
 from benchmarks.perf import knn_store, labelled, latency_ratios, ratings, synthetic_votes
 from benchmarks.report import README_END, README_START, headline, render, table, update_readme
@@ -32,6 +32,104 @@ def test_cli_reports_bad_names_without_a_traceback(capsys):
     assert main(["cloze", "--learner", "centriod"]) == 2
     assert "did you mean 'centroid'" in capsys.readouterr().err
     assert main(["cloze", "--data", "no/such.jsonl"]) == 2
+
+
+def _refused(capsys, *argv: str) -> str:
+    """The one-line argparse error a bad command line gets (exit 2, no traceback)."""
+    with pytest.raises(SystemExit) as exit_:
+        _parser().parse_args(list(argv))
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--limit", "-1"), ("--limit", "0"), ("--limit", "1.5"), ("--offset", "-5"),
+        ("--shots", "-1"), ("--shots", "0"), ("--shots", "inf"), ("--shots", "nan"),
+        ("--shots", "1.9"), ("--shots", "1,1.9"), ("--shots", "1,1"), ("--shots", ","),
+        ("--max-new-tokens", "0"), ("--max-new-tokens", "-1"), ("--threads", "-1"),
+        ("--threads", "0"), ("--workers", "0"), ("--seed", "-1"), ("--tt-steps", "-1"),
+        ("--tt-steps", "501"), ("--tt-lr", "0"), ("--tt-lr", "nan"), ("--tt-lr", "2"),
+        ("--tie-margin", "-0.1"), ("--tie-margin", "inf"), ("--knn-sizes", "100"),
+        ("--vote-sizes", "0"),
+    ],
+)  # fmt: skip
+def test_cli_refuses_bad_numbers_before_any_work(capsys, option, value):
+    line = _refused(capsys, "defgen", f"{option}={value}")
+    assert line.startswith(f"python -m benchmarks: error: argument {option}: ")
+
+
+def test_cli_reads_whole_numbers_and_keeps_the_defaults():
+    args = _parser().parse_args(["perf", "--knn-sizes", "1e4,2000", "--shots", "1,3"])
+    assert args.knn_sizes == (10_000, 2000) and args.shots == (1, 3)
+    assert (args.limit, args.offset, args.threads, args.workers) == (None, 0, None, 1)
+    args = _parser().parse_args(["chimera", "--limit", "2.0", "--offset", "0", "--tt-steps", "0"])
+    assert (args.limit, args.offset, args.tt_steps) == (2, 0, 0)
+
+
+def test_cli_checks_the_json_destination_before_the_run(capsys, tmp_path):
+    line = _refused(capsys, "chimera", "--json", str(tmp_path))
+    assert "argument --json:" in line and "is a folder" in line
+    line = _refused(capsys, "chimera", "--json", str(tmp_path / "no" / "run.json"))
+    assert "argument --json:" in line and "does not exist" in line
+    (tmp_path / "file").write_text("kept")
+    line = _refused(capsys, "chimera", "--json", str(tmp_path / "file" / "run.json"))
+    assert "is not a folder" in line
+    old = tmp_path / "old.json"
+    old.write_text("{}")  # a record there is replaced, as the README's commands do
+    assert _parser().parse_args(["chimera", "--json", str(old)]).json == old
+
+
+def test_cli_refuses_a_json_record_over_its_own_data(capsys, tmp_path):
+    data = tmp_path / "items.txt"
+    data.write_text("kept")
+    argv = ["chimera", "--learner", "centroid", "--data", str(data), "--json", str(data)]
+    assert main(argv) == 2
+    assert "is a --data file" in capsys.readouterr().err and data.read_text() == "kept"
+
+
+def test_cli_usage_and_unknown_task_name_the_commands(capsys):
+    line = _refused(capsys)
+    assert line.endswith("the following arguments are required: task")
+    assert main(["zzz"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown task 'zzz'; available: chimera, " in err
+    assert ", report, rescore, " in err
+
+
+def test_unknown_name_message_punctuates_its_parts():
+    from backends.registry import unknown_name_message
+
+    message = unknown_name_message("learner", "zzz", ["b", "a"])
+    assert message == "unknown learner 'zzz'; available: a, b"
+    assert unknown_name_message("learner", "centriod", ["centroid"]) == (
+        "unknown learner 'centriod' — did you mean 'centroid'? available: centroid"
+    )
+
+
+def test_a_record_that_cannot_be_written_is_kept(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    run = Run("chimera", 1, "lm", "d.txt", [Result("centroid", 1, 1, {"x": 0.5})], "cmd")
+    out = tmp_path / "run.json"
+    out.write_text("old")
+    assert write_record(run, out) == 0
+    assert json.loads(out.read_text())["task"] == "chimera"
+    assert "replaced" in capsys.readouterr().out and not list(tmp_path.glob(".*.part"))
+
+    def fail(self, path):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Run, "write", fail)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "keep"))
+    (tmp_path / "keep").mkdir()
+    assert write_record(run, out) == 1
+    assert "disk full" in capsys.readouterr().err
+    (kept,) = (tmp_path / "keep").glob("benchmark-chimera-*.json")
+    assert json.loads(kept.read_text())["results"][0]["x"] == 0.5
 
 
 def test_result_record_is_flat_and_small(tmp_path):
