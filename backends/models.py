@@ -260,10 +260,14 @@ def load_causal_lm(name: str | None = None, device: Device = "auto"):
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     # a truncated weights file raises SafetensorError, a mangled config.json a ValueError
     except (OSError, ValueError, SafetensorError) as err:
-        raise RuntimeError(
-            f"could not load LM {name!r} from {path}: {err}. If the cache is damaged, "
-            f"repair it with: python -m backends fetch {name} --force"
-        ) from err
+        # only a preset's cache can be rebuilt; a folder or hub id of one's own is as given
+        repair = (
+            f"If the cache is damaged, repair it with: python -m backends fetch {name} --force"
+            if preset
+            else "Give a folder with a causal LM's config, weights and tokenizer, or a hub id"
+        )
+        said = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise RuntimeError(f"could not load LM {name!r} from {path}: {said}. {repair}") from err
     if preset:  # a cache converted before the conversion's check, or by another release
         check_converted(model, tokenizer, cached=name)
     model.to(torch_device).eval().requires_grad_(False)
