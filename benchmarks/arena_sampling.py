@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from collections import defaultdict
 from dataclasses import asdict, replace
@@ -55,12 +56,19 @@ def stopped_wordless(text: str, finished: bool) -> bool:
 
 
 def parse_items(text: str) -> list[int]:
-    """'0:200:4' -> [0, 4, ..., 196]; ranges LO:HI[:STEP], comma-separated."""
+    """'0:200:4' -> [0, 4, ..., 196]; ranges LO:HI[:STEP], comma-separated, each holding
+    at least one item (0 <= LO < HI)."""
     items = []
     for part in text.split(","):
-        bounds = [int(x) for x in part.split(":")]
+        shape = f"{part[:40]!r}: write LO:HI or LO:HI:STEP (whole numbers, 0 <= LO < HI, STEP >= 1)"
+        try:
+            bounds = [int(x) for x in part.split(":")]
+        except ValueError:
+            raise ValueError(shape) from None
         if len(bounds) not in (2, 3) or (len(bounds) == 3 and bounds[2] < 1):
-            raise ValueError(f"{part!r}: write LO:HI or LO:HI:STEP (STEP >= 1)")
+            raise ValueError(shape)
+        if not 0 <= bounds[0] < bounds[1]:  # an empty range, or one counting from the end
+            raise ValueError(shape)
         items.extend(range(*bounds))
     return items
 
@@ -73,8 +81,10 @@ def decoding_rows(
     from backends.decoding import Decoding
     from backends.definitions import DEFAULT_DECODING
 
-    if any(t <= 0 for t in temperatures):  # 0 would be greedy under a sampled row's name
-        raise ValueError(f"temperatures {temperatures}: each must be > 0 (greedy is always a row)")
+    if not all(0 < t < math.inf for t in temperatures):  # 0: greedy under a sampled name
+        raise ValueError(
+            f"temperatures {temperatures}: each must be finite and > 0 (greedy is always a row)"
+        )
     changes = changes or {}
     rows = {GREEDY_ROW: replace(DEFAULT_DECODING, **changes)}
     for t in temperatures:
@@ -114,15 +124,42 @@ def seeds_differ(texts: dict[tuple[str, int], str], rows: list[str]) -> float:
     return sum(differ) / len(differ) if differ else float("nan")
 
 
+def _at_least(low: int):
+    """An argparse type: a whole number >= `low`, quoting at most 40 characters of a bad one."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"{number} is below {low}")
+        return number
+
+    parse.__name__ = f"whole number >= {low}"
+    return parse
+
+
+def _numbers(flag: str, text: str, kind: type) -> list:
+    """'0.5,0.8' -> [0.5, 0.8]: comma-separated numbers of `kind`, or a ValueError naming `flag`."""
+    try:
+        return [kind(x) for x in text.split(",")]
+    except ValueError:
+        what = "whole numbers" if kind is int else "numbers"
+        raise ValueError(f"{flag} {text[:40]!r}: write comma-separated {what}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.arena_sampling", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--data", default=None, help="DefGen file (default: the dev set)")
     parser.add_argument("--items", required=True, help="ranges LO:HI[:STEP], comma-separated")
-    parser.add_argument("--shots", type=int, default=3)
+    parser.add_argument("--shots", type=_at_least(1), default=3)
     parser.add_argument("--temperatures", default="0.8", help="e.g. 0.5,0.8,1.0")
-    parser.add_argument("--top-k", type=int, default=40)
+    parser.add_argument("--top-k", type=_at_least(0), default=40, help="0 = no top-k")
     parser.add_argument("--seeds", default="1,2")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=_at_least(0), default=2, help="0 = torch's default")
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     parser.add_argument("--set", default="", help="decoding fields for every row: F=V,F=V")
     parser.add_argument(
@@ -131,10 +168,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         picked = parse_items(args.items)
-        temperatures = [float(t) for t in args.temperatures.split(",")]
-        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError as err:  # an empty or malformed range
+        parser.error(f"argument --items: {err}")
+    try:
+        temperatures = _numbers("--temperatures", args.temperatures, float)
+        seeds = _numbers("--seeds", args.seeds, int)
         rows = decoding_rows(temperatures, seeds, args.top_k, parse_changes(args.set))
-    except ValueError as err:  # a bad range, number or decoding setting
+    except ValueError as err:  # a bad number or decoding setting
         parser.error(str(err))
 
     import torch

@@ -199,19 +199,66 @@ def gcide_share(items: list[dict], corpus: dict[str, list[str]]) -> tuple[int, i
     return sum(s in quoted for s in shown), len(shown)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from backends.shared_data import excluded_words
-    from training.corpus import GCIDE_PATH, CorpusConfig, build_corpus
+def _positive(value: str) -> int:
+    """An argparse type: a whole number >= 1, quoting at most 40 characters of a bad one."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is below 1")
+    return number
 
+
+ITEM_KEYS = frozenset({"word", "examples", "answer", "pos", "reference"})
+
+
+def arena_rows(path: Path) -> list[dict]:
+    """The arena items a pool file holds, one JSON object per line, or a ValueError naming
+    the first line that is not one (a vote export, a CSV): only {"word": text, "examples":
+    [text, ...]} with, for a prepared item, "answer", "pos" and "reference"."""
+    rows = []
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        if not (
+            isinstance(row, dict)
+            and set(row) <= ITEM_KEYS
+            and isinstance(row.get("word"), str)
+            and isinstance(row.get("examples"), list)
+            and row["examples"]
+            and all(isinstance(example, str) for example in row["examples"])
+        ):
+            raise ValueError(f"{path}:{number}: not an arena item {{'word', 'examples', ...}}")
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)
-    parser.add_argument("--count", type=int, default=600)
+    parser.add_argument("--count", type=_positive, default=600, help="prepared items (>= 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("assets/arena_items.jsonl"))
     args = parser.parse_args(argv)
+    if args.out.is_dir():
+        parser.error(f"argument --out: {str(args.out)[:80]!r} is a folder, not a file")
+    if not args.out.parent.is_dir():
+        parser.error(f"argument --out: no folder {str(args.out.parent)[:80]!r}")
     kept = []
-    if args.out.exists():
-        rows = [json.loads(line) for line in args.out.read_text("utf-8").splitlines() if line]
+    if args.out.exists():  # checked before the long build, and left as it is when refused
+        try:
+            rows = arena_rows(args.out)
+        except ValueError as err:  # a vote export, a CSV: not a pool to add to
+            parser.error(f"argument --out: {str(err)[:200]}; give a pool file or a new path")
         kept = [row for row in rows if not row.get("answer")]
+
+    from backends.shared_data import excluded_words
+    from training.corpus import GCIDE_PATH, CorpusConfig, build_corpus
+
     # usage examples and other words' glosses that use the word: enough words with 3 sentences
     corpus = build_corpus(excluded_words(), CorpusConfig(use_glosses=True, max_per_word=3))
     items = pool_items(corpus, args.count, args.seed, english_word_form(), wordnet_sense())

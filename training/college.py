@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import random
 import time
 from dataclasses import asdict, dataclass, replace
@@ -47,8 +48,9 @@ from pathlib import Path
 import torch
 
 from backends.learners.base import mean_norms
-from backends.learners.college import CollegeGenerator, GeneratorConfig
+from backends.learners.college import WEIGHTS, CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM, NonceSlot
+from backends.registry import one_of
 from training.college_data import (
     Data,
     Targets,
@@ -419,18 +421,86 @@ def unwrap(model, accelerator):
     return accelerator.unwrap_model(model) if accelerator else model
 
 
+def number(kind: type, low: float = 0, *, above: bool = False, high: float | None = None):
+    """An argparse type: a finite number of `kind` (int or float), >= `low` (> `low` with
+    `above`) and <= `high`, quoting at most 40 characters of a bad value."""
+    bound = f"> {low}" if above else f">= {low}"
+    bound += f" and <= {high}" if high is not None else ""
+
+    def parse(value: str):
+        try:
+            n = kind(value)
+        except ValueError:
+            what = "whole number" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a {what}") from None
+        too_high = high is not None and n > high
+        if not (math.isfinite(n) and (n > low if above else n >= low)) or too_high:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r}: need a finite number {bound}")
+        return n
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def blank_or(*names: str):
+    """An argparse type: "" (the field's default) or one of `names`."""
+
+    def parse(value: str) -> str:
+        if value and value not in names:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(names)}")
+        return value
+
+    parse.__name__ = "choice"
+    return parse
+
+
+PHASES = ("train", "tune", "unlikelihood", "fixed_length")  # the model card's phases
+
+
+def field_types() -> dict[str, object]:
+    """The argparse type of each TrainConfig field checked up front (others: their own)."""
+    with torch.random.fork_rng(devices=[]):  # a tiny generator, for its parts' names only
+        parts = CollegeGenerator(GeneratorConfig(d_enc=8, d_lm=8, n_heads=2, d_ff=8))
+    types: dict[str, object] = {"seed": int}
+    counts = "batch lm_batch ul_words ul_tokens max_query_tokens words per_word ckpt_every threads"
+    for name in counts.split():
+        types[name] = number(int, 1)
+    may_be_0 = "steps lm_every eval_every warmup negatives bank_sentences topk random_cols"
+    for name in may_be_0.split():
+        types[name] = number(int, 0)
+    for name in "lr tau clip".split():
+        types[name] = number(float, 0, above=True)
+    weights = "lm_weight unlikelihood regression contrast base_rate distill_cos distill_mse"
+    for name in (*weights.split(), "weight_decay", "max_minutes"):
+        types[name] = number(float, 0)
+    types["definitions"] = number(float, 0, high=1)  # a share
+    types["schedule"] = one_of("linear", "constant")
+    types["phase"] = blank_or(*PHASES)
+    types["only"] = blank_or(*dict(parts.named_children()))
+    return types
+
+
 def parse_args(argv: list[str] | None = None) -> tuple[TrainConfig, bool]:
-    """Command line -> (TrainConfig, resume): one option per TrainConfig field."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    """Command line -> (TrainConfig, resume): one option per TrainConfig field, each value
+    checked here, before any corpus or model loads."""
+    parser = argparse.ArgumentParser(
+        prog="python -m training.college", description=__doc__.split("\n")[0]
+    )
+    types = field_types()
     for field_name, default in asdict(TrainConfig()).items():
         flag = f"--{field_name.replace('_', '-')}"
         if isinstance(default, bool):  # --fixed-length-in / --no-fixed-length-in
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
         else:
-            parser.add_argument(flag, type=type(default), default=default)
+            kind = types.get(field_name, type(default))
+            parser.add_argument(flag, type=kind, default=default)
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     args = vars(parser.parse_args(argv))
     resume = args.pop("resume")
+    if args["init"] and not (Path(args["init"]) / WEIGHTS).is_file():
+        parser.error(f"argument --init: no saved generator in {args['init'][:80]!r}")
+    if not args["steps"] and not args["init"]:  # it would save an untrained generator
+        parser.error("argument --steps: 0 steps only re-saves an --init generator")
     return replace(TrainConfig(), **args), resume
 
 

@@ -146,31 +146,69 @@ def evaluate(rows: list[dict], weights: torch.Tensor) -> dict[str, float]:
     return {"n": len(rows), "top1": round(top / n, 4), "weight_on_word": round(mass / n, 4)}
 
 
+def whole_numbers(low: int, high: int | None, most: int):
+    """An argparse type: 1 to `most` comma-separated whole numbers, each in [low, high]."""
+
+    def parse(value: str) -> list[int]:
+        try:
+            numbers = [int(x) for x in value.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{value[:40]!r} is not comma-separated whole numbers"
+            ) from None
+        if len(numbers) > most or any(n < low or (high and n > high) for n in numbers):
+            span = f"{low} to {high}" if high else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{value[:40]!r}: write 1 to {most} numbers, {span}")
+        return numbers
+
+    parse.__name__ = "whole numbers"
+    return parse
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--per-pos", default="100,100,100", help="nouns,verbs,adjectives")
-    parser.add_argument("--shots", default="1,2,3")
+    from training.reading_calibration import at_least, writable_file
+
+    parser = argparse.ArgumentParser(
+        prog="python -m training.reader_weights", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--per-pos",
+        type=whole_numbers(0, None, 3),
+        default="100,100,100",
+        help="nouns,verbs,adjectives",
+    )
+    parser.add_argument("--shots", type=whole_numbers(1, SHOTS, SHOTS), default="1,2,3")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--threads", type=at_least(0), default=0, help="0 = torch's default")
     parser.add_argument("--cache", default=None, help="features file (default: in the cache)")
-    parser.add_argument("--out", default=None, help="write the fitted weights (JSON) here")
+    parser.add_argument(
+        "--out", type=writable_file, default=None, help="write the fitted weights (JSON) here"
+    )
     parser.add_argument(
         "--drop", default="", help="features left out (weight 0), comma-separated, e.g. proposal"
     )
     args = parser.parse_args(argv)
+
+    from backends.learners.lm_reader import FEATURES, score_weights
+
+    if not any(args.per_pos):
+        parser.error("argument --per-pos: no words to read (every count is 0)")
+    unknown = [name for name in args.drop.split(",") if name and name not in FEATURES]
+    if unknown:
+        parser.error(f"argument --drop: {unknown[0][:40]!r} is not one of {', '.join(FEATURES)}")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     from backends.learners import load_learner
     from backends.learners.college import CollegeConfig
-    from backends.learners.lm_reader import FEATURES, score_weights
     from backends.lexicon import cache_dir
     from backends.pipeline import load_lm
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    per_pos = dict(zip("nva", (int(n) for n in args.per_pos.split(","))))
-    shots = [int(k) for k in args.shots.split(",")]
-    cache = Path(args.cache or cache_dir() / "reader_weights" / f"{args.per_pos}-{args.shots}.pt")
+    per_pos = dict(zip("nva", args.per_pos))
+    shots = args.shots
+    named = f"{','.join(map(str, args.per_pos))}-{','.join(map(str, shots))}"  # as typed
+    cache = Path(args.cache or cache_dir() / "reader_weights" / f"{named}.pt")
     learner = load_learner("college", CollegeConfig(device=args.device))
     if cache.exists():
         rows = torch.load(cache)
@@ -217,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
             "with_the_word_among_candidates": sum(bool(r["gold"].any()) for r in rows),
             "command": "python -m training.reader_weights " + " ".join(argv or sys.argv[1:]),
         }
-        Path(args.out).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -86,18 +86,48 @@ def read_words(learner, lm, words, shots=SHOTS) -> list[dict]:
     return readings
 
 
+def at_least(low: int):
+    """An argparse type: a whole number >= `low`, quoting at most 40 characters of a bad one."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"{number} is below {low}")
+        return number
+
+    parse.__name__ = f"whole number >= {low}"
+    return parse
+
+
+def writable_file(value: str) -> Path:
+    """An argparse type: a file path whose folder exists (checked before any work)."""
+    path = Path(value)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value[:80]!r} is a folder, not a file")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{value[:80]!r}: no folder {str(path.parent)[:80]!r}")
+    return path
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--per-pos", type=int, default=60, help="words per part of speech")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.reading_calibration", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--per-pos", type=at_least(1), default=60, help="words per part of speech")
     parser.add_argument(
         "--skip",
-        type=int,
+        type=at_least(0),
         default=100,
         help="words per part of speech to pass over first (those the reader's weights were "
         "fitted on: training.reader_weights --per-pos 100,100,100)",
     )
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--out", default=None, help="default: beside the generator")
+    parser.add_argument("--threads", type=at_least(0), default=0, help="0 = torch's default")
+    parser.add_argument(
+        "--out", type=writable_file, default=None, help="default: beside the generator"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
@@ -126,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python -m training.reading_calibration " + " ".join(sys.argv[1:]),
         "readings": readings,
     }
-    out = Path(args.out) if args.out else learner.path / READING_CALIBRATION
+    out = args.out or learner.path / READING_CALIBRATION
     out.write_text(json.dumps(record, indent=1) + "\n")
     for k, cells in record["by_k"].items():
         shown = ", ".join(f"{n} read, {right} right" for n, right in cells)

@@ -95,3 +95,31 @@ def test_an_unknown_learner_is_refused_before_any_model_loads(capsys):
     with pytest.raises(SystemExit):
         main(["--items", "0:1", "--learners", "centroid,nope"])
     assert "nope" in capsys.readouterr().err
+
+
+def test_an_empty_or_malformed_item_range_is_refused():
+    for bad in ("5:1", "3:3", "-3:2", "a:b", "", "0:2,"):
+        with pytest.raises(ValueError, match="0 <= LO < HI"):
+            parse_items(bad)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--items", "5:1"], "--items"),
+        (["--items", "0:x"], "LO:HI"),
+        (["--items", "0:2", "--temperatures", "nan"], "finite"),
+        (["--items", "0:2", "--temperatures", "0.8,x"], "--temperatures"),
+        (["--items", "0:2", "--seeds", "1.5"], "--seeds"),
+        (["--items", "0:2", "--shots", "0"], "--shots"),
+        (["--items", "0:2", "--threads", "-1"], "--threads"),
+        (["--items", "0:2", "--top-k", "x"], "--top-k"),
+    ],
+)
+def test_bad_numbers_get_one_line_naming_the_argument(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m benchmarks.arena_sampling")
+    assert message in err.splitlines()[-1] and "Traceback" not in err

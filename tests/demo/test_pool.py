@@ -122,3 +122,54 @@ def test_the_shipped_pool_shows_gcide_quotations():
 def test_pool_lines_are_plain_json_objects(line):
     rows = (ASSETS / "arena_items.jsonl").read_text(encoding="utf-8").splitlines()
     assert set(json.loads(rows[line])) <= {"word", "examples", "answer", "pos", "reference"}
+
+
+def test_the_shipped_pool_reads_as_arena_items_for_the_builder():
+    from tools.build_arena_pool import arena_rows
+
+    rows = arena_rows(ASSETS / "arena_items.jsonl")
+    assert rows and sum(not row.get("answer") for row in rows) >= 1  # hand-written ones kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "word,examples\nbrastle,The gate would brastle.\n",  # a CSV
+        json.dumps({"word": "wug", "examples": ["A wug."], "vote": "a", "annotator": "x"}),
+        json.dumps({"word": "wug", "examples": '["A wug."]'}),  # examples as a JSON string
+        json.dumps(["wug", ["A wug."]]),
+    ],
+)
+def test_an_out_file_that_is_no_pool_is_refused_before_the_build_and_left_alone(
+    tmp_path, capsys, text
+):
+    from tools.build_arena_pool import main
+
+    out = tmp_path / "pool.jsonl"
+    out.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_:
+        main(["--out", str(out)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--out" in err.splitlines()[-1] and "not an arena item" in err
+    assert "Traceback" not in err
+    assert out.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("count", ["-1", "0", "many"])
+def test_a_count_below_one_is_refused(tmp_path, capsys, count):
+    from tools.build_arena_pool import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--count", count, "--out", str(tmp_path / "pool.jsonl")])
+    assert exit_.value.code == 2
+    assert "--count" in capsys.readouterr().err.splitlines()[-1]
+    assert not (tmp_path / "pool.jsonl").exists()
+
+
+def test_an_out_in_no_folder_is_refused(tmp_path, capsys):
+    from tools.build_arena_pool import main
+
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "missing" / "pool.jsonl")])
+    assert "no folder" in capsys.readouterr().err

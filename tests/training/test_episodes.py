@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -190,3 +191,45 @@ def test_the_command_line_sets_every_field_and_booleans_both_ways():
     cfg, resume = parse_args(["--no-fixed-length-in", "--unlikelihood", "0.5"])
     assert (cfg.fixed_length_in, cfg.unlikelihood, resume) == (False, 0.5, False)
     assert parse_args([])[0] == TrainConfig()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--lr", "nan"], "--lr"),
+        (["--lr", "-1"], "--lr"),
+        (["--lr", "0"], "--lr"),
+        (["--tau", "inf"], "--tau"),
+        (["--words", "-5"], "--words"),
+        (["--batch", "0"], "--batch"),
+        (["--ckpt-every", "0"], "--ckpt-every"),
+        (["--steps", "-1"], "--steps"),
+        (["--max-minutes", "-1"], "--max-minutes"),
+        (["--regression", "nan"], "--regression"),
+        (["--definitions", "1.5"], "--definitions"),
+        (["--phase", "bogus"], "--phase"),
+        (["--schedule", "cosine"], "--schedule"),
+        (["--only", "heads"], "--only"),
+        (["--init", "/nonexistent-generator"], "--init"),
+        (["--steps", "0"], "--steps"),  # from scratch: it would save an untrained generator
+    ],
+)
+def test_bad_arguments_are_refused_before_any_corpus_or_model_loads(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        parse_args(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m training.college")
+    assert message in err.splitlines()[-1] and "Traceback" not in err
+
+
+def test_the_model_cards_commands_still_parse():
+    root = Path(__file__).resolve().parents[2]
+    shipped = str(root / "assets/college/minilm-l6__gemma-3-270m")
+    cfg, _ = parse_args(["--init", shipped, "--phase", "unlikelihood", "--only", "head_out"])
+    assert (cfg.phase, cfg.only, cfg.init) == ("unlikelihood", "head_out", shipped)
+    cfg, _ = parse_args(["--init", shipped, "--phase", "fixed_length", "--steps", "0"])
+    assert (cfg.phase, cfg.steps) == ("fixed_length", 0)
+    cfg, _ = parse_args(["--lm-every", "0", "--eval-every", "0", "--warmup", "0", "--lr", "1e-3"])
+    assert (cfg.lm_every, cfg.eval_every, cfg.warmup, cfg.lr) == (0, 0, 0, 1e-3)
+    assert isinstance(cfg.lr, float) and isinstance(cfg.warmup, int)

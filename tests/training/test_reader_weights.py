@@ -76,3 +76,39 @@ def test_extract_gives_each_reading_its_features_and_the_words_row(real_lm):
     for r in rows:
         assert r["features"].shape == (len(r["gold"]), len(FEATURES))
     assert rows[1]["gold"].any()  # two examples put the word among the candidates
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--per-pos", "abc"], "--per-pos"),
+        (["--per-pos", "1,2,3,4"], "--per-pos"),
+        (["--per-pos", "5,-1"], "--per-pos"),
+        (["--per-pos", "0,0,0"], "--per-pos"),
+        (["--shots", "0"], "--shots"),
+        (["--shots", "1,4"], "--shots"),
+        (["--threads", "two"], "--threads"),
+        (["--drop", "proposal,nope"], "--drop"),
+        (["--out", "/nonexistent-folder/weights.json"], "--out"),
+    ],
+)
+def test_bad_arguments_get_one_line_naming_them_before_any_model_loads(capsys, argv, message):
+    from training.reader_weights import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m training.reader_weights")
+    assert message in err.splitlines()[-1] and "Traceback" not in err
+
+
+def test_counts_and_shots_are_read_as_lists_of_whole_numbers():
+    import argparse
+
+    from training.reader_weights import whole_numbers
+
+    assert whole_numbers(0, None, 3)("100,0,20") == [100, 0, 20]
+    assert whole_numbers(1, 3, 3)("1,2,3") == [1, 2, 3]
+    with pytest.raises(argparse.ArgumentTypeError, match="1 to 3"):
+        whole_numbers(1, 3, 3)("2,3,4")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from training.reading_calibration import same_word, synonyms, table
+
+ASSET = Path(__file__).resolve().parents[2] / "assets/college/minilm-l6__gemma-3-270m"
 
 
 def test_a_reading_is_right_when_it_is_the_word_or_an_inflection_of_it():
@@ -32,3 +36,28 @@ def test_readings_are_counted_per_k_and_band_of_their_top_weight():
     assert counted["1"] == [[1, 0], [0, 0], [0, 0], [1, 1]]
     assert counted["2"] == [[0, 0]] * 4
     assert counted["3"] == [[0, 0], [0, 0], [1, 1], [2, 1]]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--per-pos", "-1"], "--per-pos"),
+        (["--per-pos", "0"], "--per-pos"),
+        (["--skip", "x"], "--skip"),
+        (["--threads", "-2"], "--threads"),
+        (["--out", "/nonexistent-folder/reading_calibration.json"], "--out"),
+        (["--out", "."], "--out"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_work_and_write_nothing(capsys, argv, message):
+    from training.reading_calibration import main
+
+    shipped = ASSET / "reading_calibration.json"  # what a run without --out overwrites
+    before = shipped.read_bytes()
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m training.reading_calibration")
+    assert message in err.splitlines()[-1] and "Traceback" not in err
+    assert shipped.read_bytes() == before
