@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
 
+from backends.arguments import number, whole_number
 from backends.learners import parse_learners
 from backends.learners.token_tuning import MAX_STEPS
 from backends.registry import unknown_name_message
@@ -28,36 +28,6 @@ from benchmarks.tasks import get_task, task_names
 COMMANDS = ("report", "rescore")  # what the task argument names besides the tasks
 # PQ codes of 8 bits train 256 centroids per sub-quantiser: a smaller store cannot be built
 KNN_MIN = 256
-
-
-def _whole(text: str, low: int, high: int | None = None) -> int:
-    """`text` as a whole number in low..high ("10000", "1e4" and "2.0" are; "1.9", "inf" are
-    not)."""
-    want = f"a whole number >= {low}" if high is None else f"a whole number {low}..{high}"
-    text = text.strip()
-    try:
-        value = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            number = math.nan
-        if not math.isfinite(number) or number != int(number):
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}") from None
-        value = int(number)
-    if value < low or (high is not None and value > high):
-        raise argparse.ArgumentTypeError(f"expected {want}, got {text[:40]!r}")
-    return value
-
-
-def _at_least(low: int, high: int | None = None):
-    """An argparse type: a whole number in low..high (no upper bound when None)."""
-
-    def parse(text: str) -> int:
-        return _whole(text, low, high)
-
-    parse.__name__ = "whole number"
-    return parse
 
 
 def _ints(low: int = 1):
@@ -72,7 +42,7 @@ def _ints(low: int = 1):
         values = []
         for part in parts:
             try:
-                value = _whole(part, low)
+                value = whole_number(low)(part)
             except argparse.ArgumentTypeError as err:
                 raise argparse.ArgumentTypeError(
                     f"expected comma-separated whole numbers >= {low}, got {part.strip()[:40]!r}"
@@ -84,26 +54,6 @@ def _ints(low: int = 1):
         return tuple(values)
 
     parse.__name__ = "numbers"
-    return parse
-
-
-def _real(low: float, high: float = math.inf, *, open_low: bool = False):
-    """An argparse type: a finite number in [low, high] ((low, high] when `open_low`)."""
-    if high < math.inf:
-        want = f"a number in {'(' if open_low else '['}{low:g}, {high:g}]"
-    else:
-        want = f"a number {'>' if open_low else '>='} {low:g}"
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value > high or value < low or (open_low and value == low):
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text.strip()[:40]!r}")
-        return value
-
-    parse.__name__ = "number"
     return parse
 
 
@@ -153,10 +103,13 @@ def _parser() -> argparse.ArgumentParser:
         "--shots", type=_ints(1), default=(1, 2, 3), help="defgen/tournament: k values"
     )
     parser.add_argument(
-        "--limit", type=_at_least(1), default=None, help="first N items per task (default: all)"
+        "--limit", type=whole_number(1), default=None, help="first N items per task (default: all)"
     )
     parser.add_argument(
-        "--offset", type=_at_least(0), default=0, help="skip the first N items (a held-out range)"
+        "--offset",
+        type=whole_number(0),
+        default=0,
+        help="skip the first N items (a held-out range)",
     )
     parser.add_argument(
         "--json",
@@ -166,21 +119,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--tt-steps",
-        type=_at_least(0, MAX_STEPS),
+        type=whole_number(0, MAX_STEPS),
         default=RunOptions.tt_steps,
         help=f"token tuning steps (TT-N), 0..{MAX_STEPS}",
     )
     parser.add_argument(
-        "--tt-lr", type=_real(0, 1, open_low=True), default=0.01, help="token tuning lr, (0, 1]"
+        "--tt-lr", type=number(0, 1, above=True), default=0.01, help="token tuning lr, (0, 1]"
     )
     parser.add_argument(
-        "--max-new-tokens", type=_at_least(1), default=32, help="definition length cap"
+        "--max-new-tokens", type=whole_number(1), default=32, help="definition length cap"
     )
-    parser.add_argument("--seed", type=_at_least(0), default=0)
+    parser.add_argument("--seed", type=whole_number(0), default=0)
     parser.add_argument(
         "--db", default=None, help="tournament: vote store (default: benchmark-votes.sqlite)"
     )
-    parser.add_argument("--tie-margin", type=_real(0), default=0.01, help="tournament: tie band")
+    parser.add_argument("--tie-margin", type=number(0), default=0.01, help="tournament: tie band")
     parser.add_argument("--skip-cold", action="store_true", help="perf: skip the GGUF conversion")
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
     parser.add_argument(
@@ -208,13 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
     parser.add_argument(
         "--threads",
-        type=_at_least(1),
+        type=whole_number(1),
         default=None,
         help="torch and faiss CPU threads (default: theirs)",
     )
     parser.add_argument(
         "--workers",
-        type=_at_least(1),
+        type=whole_number(1),
         default=1,
         help="defgen: processes generating definitions, each a share of the items (scored "
         "together after)",

@@ -34,6 +34,8 @@ from dataclasses import asdict, replace
 from itertools import combinations
 from pathlib import Path
 
+from backends.arguments import whole_number
+
 GREEDY_ROW = "greedy"
 ITEM_SEED_STRIDE = 1000  # item i samples with seed + 1000 i: its own draw, as each battle has
 
@@ -124,22 +126,6 @@ def seeds_differ(texts: dict[tuple[str, int], str], rows: list[str]) -> float:
     return sum(differ) / len(differ) if differ else float("nan")
 
 
-def _at_least(low: int):
-    """An argparse type: a whole number >= `low`, quoting at most 40 characters of a bad one."""
-
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
-        if number < low:
-            raise argparse.ArgumentTypeError(f"{number} is below {low}")
-        return number
-
-    parse.__name__ = f"whole number >= {low}"
-    return parse
-
-
 def _numbers(flag: str, text: str, kind: type) -> list:
     """'0.5,0.8' -> [0.5, 0.8]: comma-separated numbers of `kind`, or a ValueError naming `flag`."""
     try:
@@ -155,11 +141,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--data", default=None, help="DefGen file (default: the dev set)")
     parser.add_argument("--items", required=True, help="ranges LO:HI[:STEP], comma-separated")
-    parser.add_argument("--shots", type=_at_least(1), default=3)
+    parser.add_argument("--shots", type=whole_number(1), default=3)
     parser.add_argument("--temperatures", default="0.8", help="e.g. 0.5,0.8,1.0")
-    parser.add_argument("--top-k", type=_at_least(0), default=40, help="0 = no top-k")
+    parser.add_argument("--top-k", type=whole_number(0), default=40, help="0 = no top-k")
     parser.add_argument("--seeds", default="1,2")
-    parser.add_argument("--threads", type=_at_least(0), default=2, help="0 = torch's default")
+    parser.add_argument("--threads", type=whole_number(0), default=2, help="0 = torch's default")
     parser.add_argument("--json", default=None, help="write the samples and scores here")
     parser.add_argument("--set", default="", help="decoding fields for every row: F=V,F=V")
     parser.add_argument(

@@ -34,6 +34,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from backends.arguments import whole_number
+
 ONSETS = "b bl br d dr f fl fr g gl gr k kl kr l m n p pl pr s sk sl sn sp st t tr v w z".split()
 VOWELS = "a e i o u ai ea oo ou".split()
 CODAS = ["", "", "b", "d", "g", "k", "l", "m", "n", "p", "r", "t", "x", "nd", "nt", "sk", "ld"]
@@ -199,17 +201,6 @@ def gcide_share(items: list[dict], corpus: dict[str, list[str]]) -> tuple[int, i
     return sum(s in quoted for s in shown), len(shown)
 
 
-def _positive(value: str) -> int:
-    """An argparse type: a whole number >= 1, quoting at most 40 characters of a bad one."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{number} is below 1")
-    return number
-
-
 ITEM_KEYS = frozenset({"word", "examples", "answer", "pos", "reference"})
 
 
@@ -240,7 +231,7 @@ def arena_rows(path: Path) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)
-    parser.add_argument("--count", type=_positive, default=600, help="prepared items (>= 1)")
+    parser.add_argument("--count", type=whole_number(1), default=600, help="prepared items (>= 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("assets/arena_items.jsonl"))
     args = parser.parse_args(argv)

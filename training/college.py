@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import random
 import time
 from dataclasses import asdict, dataclass, replace
@@ -47,6 +46,7 @@ from pathlib import Path
 
 import torch
 
+from backends.arguments import number, whole_number
 from backends.learners.base import mean_norms
 from backends.learners.college import WEIGHTS, CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM, NonceSlot
@@ -421,27 +421,6 @@ def unwrap(model, accelerator):
     return accelerator.unwrap_model(model) if accelerator else model
 
 
-def number(kind: type, low: float = 0, *, above: bool = False, high: float | None = None):
-    """An argparse type: a finite number of `kind` (int or float), >= `low` (> `low` with
-    `above`) and <= `high`, quoting at most 40 characters of a bad value."""
-    bound = f"> {low}" if above else f">= {low}"
-    bound += f" and <= {high}" if high is not None else ""
-
-    def parse(value: str):
-        try:
-            n = kind(value)
-        except ValueError:
-            what = "whole number" if kind is int else "number"
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a {what}") from None
-        too_high = high is not None and n > high
-        if not (math.isfinite(n) and (n > low if above else n >= low)) or too_high:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r}: need a finite number {bound}")
-        return n
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
 def blank_or(*names: str):
     """An argparse type: "" (the field's default) or one of `names`."""
 
@@ -464,16 +443,16 @@ def field_types() -> dict[str, object]:
     types: dict[str, object] = {"seed": int}
     counts = "batch lm_batch ul_words ul_tokens max_query_tokens words per_word ckpt_every threads"
     for name in counts.split():
-        types[name] = number(int, 1)
+        types[name] = whole_number(1)
     may_be_0 = "steps lm_every eval_every warmup negatives bank_sentences topk random_cols"
     for name in may_be_0.split():
-        types[name] = number(int, 0)
+        types[name] = whole_number(0)
     for name in "lr tau clip".split():
-        types[name] = number(float, 0, above=True)
+        types[name] = number(0, above=True)
     weights = "lm_weight unlikelihood regression contrast base_rate distill_cos distill_mse"
     for name in (*weights.split(), "weight_decay", "max_minutes"):
-        types[name] = number(float, 0)
-    types["definitions"] = number(float, 0, high=1)  # a share
+        types[name] = number(0)
+    types["definitions"] = number(0, 1)  # a share
     types["schedule"] = one_of("linear", "constant")
     types["phase"] = blank_or(*PHASES)
     types["only"] = blank_or(*dict(parts.named_children()))

@@ -166,7 +166,8 @@ def whole_numbers(low: int, high: int | None, most: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from training.reading_calibration import at_least, writable_file
+    from backends.arguments import whole_number
+    from training.reading_calibration import writable_file
 
     parser = argparse.ArgumentParser(
         prog="python -m training.reader_weights", description=__doc__.split("\n")[0]
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--shots", type=whole_numbers(1, SHOTS, SHOTS), default="1,2,3")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=at_least(0), default=0, help="0 = torch's default")
+    parser.add_argument("--threads", type=whole_number(0), default=0, help="0 = torch's default")
     parser.add_argument("--cache", default=None, help="features file (default: in the cache)")
     parser.add_argument(
         "--out", type=writable_file, default=None, help="write the fitted weights (JSON) here"

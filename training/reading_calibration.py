@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from backends.arguments import whole_number
+
 log = logging.getLogger(__name__)
 
 SHOTS = (1, 2, 3)
@@ -86,22 +88,6 @@ def read_words(learner, lm, words, shots=SHOTS) -> list[dict]:
     return readings
 
 
-def at_least(low: int):
-    """An argparse type: a whole number >= `low`, quoting at most 40 characters of a bad one."""
-
-    def parse(value: str) -> int:
-        try:
-            number = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number") from None
-        if number < low:
-            raise argparse.ArgumentTypeError(f"{number} is below {low}")
-        return number
-
-    parse.__name__ = f"whole number >= {low}"
-    return parse
-
-
 def writable_file(value: str) -> Path:
     """An argparse type: a file path whose folder exists (checked before any work)."""
     path = Path(value)
@@ -116,15 +102,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m training.reading_calibration", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--per-pos", type=at_least(1), default=60, help="words per part of speech")
+    parser.add_argument(
+        "--per-pos", type=whole_number(1), default=60, help="words per part of speech"
+    )
     parser.add_argument(
         "--skip",
-        type=at_least(0),
+        type=whole_number(0),
         default=100,
         help="words per part of speech to pass over first (those the reader's weights were "
         "fitted on: training.reader_weights --per-pos 100,100,100)",
     )
-    parser.add_argument("--threads", type=at_least(0), default=0, help="0 = torch's default")
+    parser.add_argument("--threads", type=whole_number(0), default=0, help="0 = torch's default")
     parser.add_argument(
         "--out", type=writable_file, default=None, help="default: beside the generator"
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import secrets
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from backends.arguments import number, whole_number
 from demo.settings import DemoSettings
 from demo.store import VoteStore
 from tests.tools.loadtest import FAST_LEARNERS, OPEN, check_loopback, client_of, launch
@@ -90,29 +90,12 @@ def _settings(folder: Path, mode: str) -> DemoSettings:
     return base  # rotate: the shipped limits, canned texts (the LM is not what is tested)
 
 
-def _positive(kind: type):
-    """An argparse type: a finite number of `kind` above 0, quoting at most 40 characters."""
-
-    def parse(value: str):
-        try:
-            number = kind(value)
-        except ValueError:
-            number = None
-        if number is None or not 0 < number < math.inf:
-            what = "a whole number >= 1" if kind is int else "a finite number > 0"
-            raise argparse.ArgumentTypeError(f"{value[:40]!r}: need {what}")
-        return number
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.tools.abuse", description=__doc__)
     parser.add_argument("mode", choices=("rotate", "recur"))
-    parser.add_argument("--threads", type=_positive(int), default=4, help="rotate: >= 1")
-    parser.add_argument("--seconds", type=_positive(float), default=90.0, help="rotate: > 0")
-    parser.add_argument("--battles", type=_positive(int), default=40, help="recur: >= 1")
+    parser.add_argument("--threads", type=whole_number(1), default=4, help="rotate: >= 1")
+    parser.add_argument("--seconds", type=number(0, above=True), default=90.0, help="rotate: > 0")
+    parser.add_argument("--battles", type=whole_number(1), default=40, help="recur: >= 1")
     parser.add_argument("--url", help="a running app on this machine (default: launch one)")
     parser.add_argument("--db", help="with --url: its vote store, to count annotators")
     args = parser.parse_args(argv)
