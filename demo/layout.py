@@ -97,7 +97,7 @@ def _learn_form(settings: DemoSettings) -> Components:
     # no max_length on these boxes: a browser cuts a longer paste without a word, where the
     # library refuses it with the limit named (backends/inputs.py)
     ui["word"] = gr.Textbox(
-        label=f"New word (up to {MAX_WORD_CHARS} characters)", elem_id="learn-word"
+        label="New word", info=f"one word, up to {MAX_WORD_CHARS} characters", elem_id="learn-word"
     )
     ui["sentences"] = gr.Textbox(
         label=f"Example sentences that use the word: one per line, up to {MAX_EXAMPLES}",
@@ -155,7 +155,9 @@ def _arena_tab() -> Components:
         ui["battle_own"] = gr.Button("Battle on my word", elem_id="battle-own")
     with gr.Accordion("My word (for “Battle on my word”)", open=False, elem_id="own-accordion"):
         ui["own_word"] = gr.Textbox(
-            label=f"New word (up to {MAX_WORD_CHARS} characters)", elem_id="own-word"
+            label="New word",
+            info=f"one word, up to {MAX_WORD_CHARS} characters",
+            elem_id="own-word",
         )
         ui["own_sentences"] = gr.Textbox(
             label="Sentences, one per line", lines=3, elem_id="own-sentences"
