@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 
-from backends.registry import one_of
+from backends.arguments import one_of
 from backends.settings import load_settings
 
 

@@ -1,17 +1,24 @@
-"""Argparse types shared by the command lines: a bad number is refused before any work
-starts, on argparse's own line ('argument --limit: expected a whole number >= 1, got
-'-1''), and a value argparse would take but the run cannot use (NaN, infinity, 1.9 steps)
-is refused with it.
+"""What a person passes on a command line or in a NONCE_* variable, read once: a bad
+value is refused before any work starts, on argparse's own line ('argument --limit:
+expected a whole number >= 1, got '-1''), and a value Python would take but a run cannot
+use (NaN, infinity, 1.9 steps) is refused with it.
 
     parser.add_argument("--limit", type=whole_number(1))
     parser.add_argument("--lr", type=number(0, above=True))
+    parser.add_argument("--out", type=file_to_write)
+    read_number(os.environ["NONCE_ARENA_TEMPERATURE"], 0, 5, above=True)   # ValueError
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def _bounds(low: float, high: float | None, above: bool) -> str:
@@ -19,41 +26,85 @@ def _bounds(low: float, high: float | None, above: bool) -> str:
     return bound if high is None or high == math.inf else f"{bound} and <= {high:g}"
 
 
-def _finite(text: str) -> float:
+def _float(text: str) -> float:
     try:
         return float(text)
     except ValueError:
         return math.nan
 
 
-def whole_number(low: int = 0, high: int | None = None) -> Callable[[str], int]:
-    """A whole number in low..high ("10000", "1e4" and "2.0" are; "1.9", "inf" are not)."""
-    want = f"a whole number {_bounds(low, high, False)}"
+def read_whole(text: str, low: int = 0, high: int | None = None) -> int:
+    """`text` as a whole number in low..high ("10000", "1e4" and "2.0" are; "1.9", "inf"
+    are not), else a ValueError saying what was expected."""
+    value = _float(text.strip())
+    whole = math.isfinite(value) and value == int(value)
+    if not whole or value < low or (high is not None and value > high):
+        raise ValueError(f"expected a whole number {_bounds(low, high, False)}")
+    return int(value)
 
-    def parse(text: str) -> int:
-        value = _finite(text.strip())
-        if not (math.isfinite(value) and value == int(value)):
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text.strip()[:40]!r}")
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text.strip()[:40]!r}")
-        return int(value)
 
-    parse.__name__ = "whole number"  # argparse names the type in its own messages
+def read_number(text: str, low: float = 0.0, high: float = math.inf, above: bool = False) -> float:
+    """`text` as a finite number from `low` (more than `low` with `above`) to `high`, else a
+    ValueError saying what was expected (a NaN would pass every comparison after)."""
+    value = _float(text.strip())
+    inside = (value > low if above else value >= low) and value <= high
+    if not (math.isfinite(value) and inside):
+        raise ValueError(f"expected a finite number {_bounds(low, high, above)}")
+    return value
+
+
+def _argument(read: Callable[[str], T], name: str) -> Callable[[str], T]:
+    def parse(text: str) -> T:
+        try:
+            return read(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f"{err}, got {text.strip()[:40]!r}") from None
+
+    parse.__name__ = name  # argparse names the type in its own messages
     return parse
+
+
+def whole_number(low: int = 0, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: `read_whole`."""
+    return _argument(lambda text: read_whole(text, low, high), "whole number")
 
 
 def number(
     low: float = 0.0, high: float = math.inf, *, above: bool = False
 ) -> Callable[[str], float]:
-    """A finite number from `low` (more than `low` with `above`) to `high`."""
-    want = f"a finite number {_bounds(low, high, above)}"
+    """An argparse type: `read_number`."""
+    return _argument(lambda text: read_number(text, low, high, above), "number")
 
-    def parse(text: str) -> float:
-        value = _finite(text.strip())
-        inside = (value > low if above else value >= low) and value <= high
-        if not (math.isfinite(value) and inside):
-            raise argparse.ArgumentTypeError(f"expected {want}, got {text.strip()[:40]!r}")
+
+def one_of(*options: str) -> Callable[[str], str]:
+    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
+
+    def parse(value: str) -> str:
+        if value not in options:
+            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
         return value
 
-    parse.__name__ = "number"
+    parse.__name__ = "choice"
     return parse
+
+
+def file_to_write(text: str) -> Path:
+    """An argparse type: a file to write a run's output to, refused now rather than after
+    the run: a folder, a folder that does not exist, something that is not a file, or no
+    permission. A file already there is replaced."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give the file to write to")
+    path = Path(text).expanduser()
+    parent = path.parent
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r} is a folder; give the file to write, e.g. {path / 'run.json'}"
+        )
+    if not parent.is_dir():
+        missing = "is not a folder" if parent.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(f"no folder {str(parent)[:80]!r}: it {missing}")
+    if path.exists() and not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} exists and is not a file")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} cannot be written (no permission)")
+    return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 from collections.abc import Iterable
 
@@ -16,15 +15,3 @@ def unknown_name_message(kind: str, name: str, available: Iterable[str]) -> str:
     close = difflib.get_close_matches(text, names, n=1) if len(text) <= 100 else []
     hint = f" — did you mean {close[0]!r}?" if close else ";"
     return f"unknown {kind} {text[:80]!r}{hint} available: {', '.join(names)}"
-
-
-def one_of(*options: str):
-    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
-
-    def parse(value: str) -> str:
-        if value not in options:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
-        return value
-
-    parse.__name__ = "choice"
-    return parse

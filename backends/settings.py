@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from backends.arguments import read_whole
+
 Device = Literal["auto", "cpu", "cuda"]
 
 
@@ -51,7 +53,7 @@ def _env(name: str, default: str) -> str:
 _ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def _flag(name: str, default: bool) -> bool:
+def env_flag(name: str, default: bool) -> bool:
     """An on/off variable, in any case; anything else is refused rather than read as on."""
     value = _env(name, "1" if default else "0").lower()
     if value not in _ON + _OFF:
@@ -61,9 +63,10 @@ def _flag(name: str, default: bool) -> bool:
 
 def _threads(name: str) -> int:
     raw = _env(name, "0")
-    if not raw.isdigit():  # no sign, no fraction: 0 (torch's own choice) or more
-        raise ValueError(f"{name}={raw[:40]!r}: choose a whole number of threads, 0 for torch's")
-    return int(raw)
+    try:  # 0: torch's own choice
+        return read_whole(raw, 0)
+    except ValueError as err:
+        raise ValueError(f"{name}={raw[:40]!r}: {err} (0 for torch's own)") from None
 
 
 def load_settings() -> Settings:
@@ -78,10 +81,10 @@ def load_settings() -> Settings:
         encoder=_env("NONCE_ENCODER", base.encoder),
         device=device,  # type: ignore[arg-type]
         cpu_threads=_threads("NONCE_CPU_THREADS"),
-        int8_head=_flag("NONCE_INT8_HEAD", base.int8_head),
-        packed_linears=_flag("NONCE_PACKED_LINEARS", base.packed_linears),
-        lean_steps=_flag("NONCE_LEAN_STEPS", base.lean_steps),
-        half_body=_flag("NONCE_HALF_BODY", base.half_body),
+        int8_head=env_flag("NONCE_INT8_HEAD", base.int8_head),
+        packed_linears=env_flag("NONCE_PACKED_LINEARS", base.packed_linears),
+        lean_steps=env_flag("NONCE_LEAN_STEPS", base.lean_steps),
+        half_body=env_flag("NONCE_HALF_BODY", base.half_body),
     )
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from backends.arguments import number, whole_number
+from backends.arguments import file_to_write, number, whole_number
 from backends.learners import parse_learners
 from backends.learners.token_tuning import MAX_STEPS
 from backends.registry import unknown_name_message
@@ -57,30 +57,6 @@ def _ints(low: int = 1):
     return parse
 
 
-def _json_path(text: str) -> Path:
-    """An argparse type: where the run record goes, refused now (not after the run) when
-    it cannot be written there: a folder, a missing or read-only folder. An existing record
-    is replaced (the README's commands rewrite the committed ones)."""
-    path = Path(text).expanduser()
-    parent = path.parent
-    if not text.strip():
-        raise argparse.ArgumentTypeError("give the file to write the run record to")
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text[:80]!r} is a folder; give the file to write, e.g. {path / 'run.json'}"
-        )
-    if not parent.is_dir():
-        missing = "is not a folder" if parent.exists() else "does not exist"
-        raise argparse.ArgumentTypeError(
-            f"folder {str(parent)[:80]!r} {missing}; cannot write {text[:80]!r}"
-        )
-    if path.exists() and not path.is_file():
-        raise argparse.ArgumentTypeError(f"{text[:80]!r} exists and is not a file")
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text[:80]!r} cannot be written (no permission)")
-    return path
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.split("\n")[0]
@@ -113,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--json",
-        type=_json_path,
+        type=file_to_write,
         default=None,
         help="write the run record here (a file there is replaced)",
     )
@@ -212,7 +188,7 @@ def _options(args: argparse.Namespace, task) -> RunOptions:
 def set_threads(threads: int | None) -> None:
     """Pin torch's and faiss's CPU thread pools; on a shared CPU, 1 avoids OpenMP spin-waits
     (an IVF-PQ build at 10^4 vectors took 165 s with 2 threads, 11 s with 1, at load 13)."""
-    if threads is None or threads <= 0:
+    if threads is None:  # the libraries' own default
         return
     import faiss
     import torch

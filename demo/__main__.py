@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from backends.registry import one_of
+from backends.arguments import one_of
 from demo.exports import EXPORT_FORMATS, export_votes, safe_export_name
 from demo.hub import check_repo_id, push_to_hub
 from demo.settings import load_demo_settings

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
+from backends.arguments import read_number, read_whole
+from backends.settings import env_flag
 from backends.settings import load_settings as load_library_settings
 from demo.sampling import ArenaSampling
+
+T = TypeVar("T")
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -112,49 +118,30 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, "").strip() or default
 
 
-def _number(
-    name: str, default: float, low: float, high: float = math.inf, above: bool = False
-) -> float:
-    """A finite number from low (or, `above`, more than low) to high, the variable named
-    when it is not one (a NaN would pass every comparison: a rate limit of NaN limited
-    nothing)."""
+def _read(name: str, default: float, read: Callable[[str], T]) -> T:
+    """A NONCE_* number as `read` (backends.arguments) takes it, the variable named when it
+    is not one (a NaN included: a rate limit of NaN limited nothing)."""
     raw = _env(name, str(default))
     try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    bottom = value > low if above else value >= low
-    if not (math.isfinite(value) and bottom and value <= high):
-        limit = f"above {low:g}" if above else f"at least {low:g}"
-        limit += "" if high == math.inf else f" and at most {high:g}"
-        raise ValueError(f"{name}={raw[:40]!r}: choose a number {limit}")
-    return value
+        return read(raw)
+    except ValueError as err:
+        raise ValueError(f"{name}={raw[:40]!r}: {err}") from None
 
 
 def _whole(name: str, default: int, low: int, high: int | None = None) -> int:
-    value = _number(name, default, low, math.inf if high is None else high)
-    if value != int(value):
-        raise ValueError(f"{name}={value:g}: choose a whole number")
-    return int(value)
+    return _read(name, default, lambda text: read_whole(text, low, high))
 
 
 def _rate(name: str, base: RateLimit) -> RateLimit:
     return RateLimit(per_minute=_positive(name, base.per_minute), burst=base.burst)
 
 
-def _flag(name: str, default: bool) -> bool:
-    value = _env(name, "1" if default else "0").lower()
-    if value not in ("0", "1", "true", "false", "yes", "no"):
-        raise ValueError(f"{name}={value!r}: choose 1 or 0")
-    return value in ("1", "true", "yes")
-
-
 def _positive(name: str, default: float, high: float = math.inf) -> float:
-    return _number(name, default, 0.0, high, above=True)
+    return _read(name, default, lambda text: read_number(text, 0.0, high, above=True))
 
 
 def _share(name: str, default: float) -> float:
-    return _number(name, default, 0.0, 1.0)
+    return _read(name, default, lambda text: read_number(text, 0.0, 1.0))
 
 
 def _names(name: str) -> tuple[str, ...]:
@@ -169,6 +156,7 @@ def load_demo_settings() -> DemoSettings:
         db=_env("NONCE_DB"),
         learn_learners=_names("NONCE_LEARN_LEARNERS"),
         arena_learners=_names("NONCE_ARENA_LEARNERS"),
+        # 500: token tuning's MAX_STEPS (not imported: it would load torch with the settings)
         arena_tt_steps=_whole("NONCE_ARENA_TT_STEPS", base.arena_tt_steps, 0, 500),
         repeat_share=_share("NONCE_REPEAT_SHARE", base.repeat_share),
         arena_oracle_share=_share("NONCE_ARENA_ORACLE_SHARE", base.arena_oracle_share),
@@ -185,9 +173,9 @@ def load_demo_settings() -> DemoSettings:
         hub_dataset=_env("NONCE_HUB_DATASET"),
         hub_every_minutes=_positive("NONCE_HUB_EVERY_MINUTES", base.hub_every_minutes),
         queue_size=_whole("NONCE_QUEUE_SIZE", base.queue_size, 1),
-        trust_forwarded=_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
+        trust_forwarded=env_flag("NONCE_TRUST_FORWARDED", default=bool(_env("SPACE_ID"))),
         id_salt=_env("NONCE_ID_SALT", base.id_salt),
         id_secret=_env("NONCE_ID_SECRET"),
         hf_login=bool(_env("SPACE_ID") and _env("OAUTH_CLIENT_ID")),
-        warm_up=_flag("NONCE_WARM_UP", default=base.warm_up),
+        warm_up=env_flag("NONCE_WARM_UP", default=base.warm_up),
     )

@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from backends.arguments import whole_number
+from backends.arguments import file_to_write, whole_number
 
 ONSETS = "b bl br d dr f fl fr g gl gr k kl kr l m n p pl pr s sk sl sn sp st t tr v w z".split()
 VOWELS = "a e i o u ai ea oo ou".split()
@@ -233,12 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.build_arena_pool", description=__doc__)
     parser.add_argument("--count", type=whole_number(1), default=600, help="prepared items (>= 1)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("assets/arena_items.jsonl"))
+    parser.add_argument("--out", type=file_to_write, default=Path("assets/arena_items.jsonl"))
     args = parser.parse_args(argv)
-    if args.out.is_dir():
-        parser.error(f"argument --out: {str(args.out)[:80]!r} is a folder, not a file")
-    if not args.out.parent.is_dir():
-        parser.error(f"argument --out: no folder {str(args.out.parent)[:80]!r}")
     kept = []
     if args.out.exists():  # checked before the long build, and left as it is when refused
         try:

@@ -46,11 +46,10 @@ from pathlib import Path
 
 import torch
 
-from backends.arguments import number, whole_number
+from backends.arguments import number, one_of, whole_number
 from backends.learners.base import mean_norms
 from backends.learners.college import WEIGHTS, CollegeGenerator, GeneratorConfig
 from backends.nonce_lm import NonceLM, NonceSlot
-from backends.registry import one_of
 from training.college_data import (
     Data,
     Targets,

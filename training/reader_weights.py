@@ -166,8 +166,7 @@ def whole_numbers(low: int, high: int | None, most: int):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from backends.arguments import whole_number
-    from training.reading_calibration import writable_file
+    from backends.arguments import file_to_write, whole_number
 
     parser = argparse.ArgumentParser(
         prog="python -m training.reader_weights", description=__doc__.split("\n")[0]
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=whole_number(0), default=0, help="0 = torch's default")
     parser.add_argument("--cache", default=None, help="features file (default: in the cache)")
     parser.add_argument(
-        "--out", type=writable_file, default=None, help="write the fitted weights (JSON) here"
+        "--out", type=file_to_write, default=None, help="write the fitted weights (JSON) here"
     )
     parser.add_argument(
         "--drop", default="", help="features left out (weight 0), comma-separated, e.g. proposal"

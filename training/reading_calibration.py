@@ -25,9 +25,8 @@ import json
 import logging
 import sys
 import time
-from pathlib import Path
 
-from backends.arguments import whole_number
+from backends.arguments import file_to_write, whole_number
 
 log = logging.getLogger(__name__)
 
@@ -88,16 +87,6 @@ def read_words(learner, lm, words, shots=SHOTS) -> list[dict]:
     return readings
 
 
-def writable_file(value: str) -> Path:
-    """An argparse type: a file path whose folder exists (checked before any work)."""
-    path = Path(value)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{value[:80]!r} is a folder, not a file")
-    if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f"{value[:80]!r}: no folder {str(path.parent)[:80]!r}")
-    return path
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m training.reading_calibration", description=__doc__.split("\n")[0]
@@ -114,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--threads", type=whole_number(0), default=0, help="0 = torch's default")
     parser.add_argument(
-        "--out", type=writable_file, default=None, help="default: beside the generator"
+        "--out", type=file_to_write, default=None, help="default: beside the generator"
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
