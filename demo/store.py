@@ -367,10 +367,12 @@ class VoteStore:
         database URL."""
         settings = settings or StoreSettings()
         text: str | URL = str(target)
+        checked = False  # the schema, once: read-only for a SQLite file that exists
         if "://" not in text:
             path = Path(text).expanduser().resolve()
             if path.is_file():  # looked at read-only first: a refused file stays as it was
                 _check_sqlite_file(path, create)
+                checked = True
             path.parent.mkdir(parents=True, exist_ok=True)
             # URL.create, not f"sqlite:///{path}": a URL string would decode %2e%2e%2f to ../
             text = URL.create("sqlite", database=str(path))
@@ -387,7 +389,8 @@ class VoteStore:
             ) from err
         try:
             with _available("open the database"):
-                _check_schema(engine, create)
+                if not checked:
+                    _check_schema(engine, create)
                 _create_tables(engine)
         except ValueError:
             engine.dispose()
