@@ -147,8 +147,10 @@ class Definition:
         """The text as a person reads it: `CUT_MARK` after one that was cut."""
         return self.marked()
 
-    def marked(self, level: int = MARK_LEVEL) -> str:
-        """The text with `CUT_MARK` after a cut one, as `MARK_LEVEL` says (0: as scored)."""
+    def marked(self, level: int | None = None) -> str:
+        """The text with `CUT_MARK` after a cut one, at a `MARK_LEVEL` (None: the current
+        one; true, as older votes stored it: 1; 0: the text as scored)."""
+        level = MARK_LEVEL if level is None else int(level)
         budget_cut = level >= 1 and not self.finished
         bracket_open = level >= 2 and self.text.count("(") > self.text.count(")")
         return self.text + CUT_MARK if self.text and (budget_cut or bracket_open) else self.text

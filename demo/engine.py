@@ -259,7 +259,7 @@ def oracle_definition(
         learner=ORACLE_IN_CONTEXT,
         prefix=prefix,
     )
-    text = found.shown if mark_cut is None else found.marked(int(mark_cut))
+    text = found.marked(mark_cut)
     return inflected_pattern(item.answer).sub(lambda _: item.word, text)
 
 

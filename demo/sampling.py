@@ -77,8 +77,7 @@ def define_sampled(
     inside an open bracket (`Definition.marked`).
 
     The arena's one call into the library's generation."""
-    from backends.definitions import MARK_LEVEL, define
+    from backends.definitions import define
 
     found = define(lm, list(embeddings), max_new_tokens, decoding=decoding)
-    level = MARK_LEVEL if mark_cut is None else int(mark_cut)
-    return [d.marked(level) for d in found]
+    return [d.marked(mark_cut) for d in found]
