@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from backends import lexicon
+from tests.refusals import refused
 from training.reader_weights import evaluate, fit, listwise_loss, training_words
 
 
@@ -95,12 +96,7 @@ def test_extract_gives_each_reading_its_features_and_the_words_row(real_lm):
 def test_bad_arguments_get_one_line_naming_them_before_any_model_loads(capsys, argv, message):
     from training.reader_weights import main
 
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: python -m training.reader_weights")
-    assert message in err.splitlines()[-1] and "Traceback" not in err
+    assert message in refused(capsys, main, argv, "python -m training.reader_weights")
 
 
 def test_counts_and_shots_are_read_as_lists_of_whole_numbers():

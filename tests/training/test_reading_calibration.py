@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.refusals import refused
 from training.reading_calibration import same_word, synonyms, table
 
 ASSET = Path(__file__).resolve().parents[2] / "assets/college/minilm-l6__gemma-3-270m"
@@ -54,10 +55,5 @@ def test_bad_arguments_are_refused_before_any_work_and_write_nothing(capsys, arg
 
     shipped = ASSET / "reading_calibration.json"  # what a run without --out overwrites
     before = shipped.read_bytes()
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: python -m training.reading_calibration")
-    assert message in err.splitlines()[-1] and "Traceback" not in err
+    assert message in refused(capsys, main, argv, "python -m training.reading_calibration")
     assert shipped.read_bytes() == before
