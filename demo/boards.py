@@ -24,8 +24,9 @@ STYLE_COLUMNS = ["rank", "learner", "BT score (length held fixed)", "95% interva
 # Below this many battles a learner's score is preliminary (as LMArena marks new models):
 # against evenly matched learners a battle carries about 1/4 logit² of information, so
 # after n battles the score's standard error is about 2/sqrt(n) logits, 348/sqrt(n) Elo
-# points: 50 battles for a 95% interval near ±100. With a few, the fit sits at its bounds
-# (two wins: 1735) and a bootstrap of them cannot show how little is known.
+# points: 50 battles for a 95% interval near ±100. With a few, the fit's prior holds the
+# score (two wins against even learners: 1300) and a bootstrap of them cannot show how
+# little is known.
 PRELIMINARY_BATTLES = 50
 # "how many sentences the learners saw" filters: all, or exactly 1, 2, or 3 and more
 SENTENCES = ("all", "1", "2", "3+")

@@ -272,6 +272,18 @@ def _board_note(board: Board) -> str:
             f" Preliminary (fewer than {PRELIMINARY_BATTLES} battles; each vote still moves"
             f" the score a lot): {', '.join(board.preliminary)}."
         )
+    if len(board.ratings.groups) > 1:
+        groups = " | ".join(", ".join(group) for group in board.ratings.groups)
+        note += (
+            f" Never compared, directly or through another learner: {groups}. Scores of two"
+            " groups share no scale, and ranks count within a group."
+        )
+    if board.ratings.one_sided:
+        note += (
+            f" Won or lost every battle: {', '.join(board.ratings.one_sided)}. The votes say"
+            " only which side of the others such a score lies; how far comes from the fit's"
+            " prior (worth one even battle)."
+        )
     return note
 
 

@@ -1,8 +1,17 @@
 """Ratings from pairwise votes: online Elo and a bootstrapped Bradley–Terry leaderboard.
 
 As in Chatbot Arena (Chiang et al., 2024, arXiv:2403.04132) and CoLLEGe's Table 2: online
-Elo (K=4); Bradley–Terry by maximum likelihood, ties half a win each way, with bootstrap 95%
-intervals; rank = 1 + number of learners whose lower bound beats this one's upper bound.
+Elo (K=4); Bradley–Terry, ties half a win each way, with bootstrap 95% intervals; rank = 1 +
+number of learners whose lower bound beats this one's upper bound.
+
+Two things an arena's board meets that a large one rarely does: a learner with a handful of
+battles, and learners never compared. So the Bradley–Terry fit is the posterior mode under a
+weak normal prior on each log-strength (worth one even battle: a learner that won all three
+of its battles gets a finite score its votes can still move, not the fit's numerical bound);
+1000 is the mean over battles, not over learners (a learner with three battles, whose score
+swings from one bootstrap round to the next, no longer swings everyone else's); and learners
+in separate groups of the comparison graph, whose scores share no scale, are ranked only
+within their group (`Leaderboard.groups`).
 
     board = leaderboard([("hice", "additive", "a"), ("additive", "hice", "tie")])
     board.rows[0].learner, board.rows[0].score, board.win_rate
@@ -44,11 +53,13 @@ class BTSettings:
     """Bradley–Terry fit and its bootstrap."""
 
     confidence: float = 0.95  # coverage of the percentile intervals
-    anchor: float = 1000.0  # the mean score, or `anchor_learner`'s score, on the Elo scale
-    anchor_learner: str | None = None  # None: anchor the mean
-    # ridge on log-strengths: keeps the fit finite when a learner won every battle, and is
-    # negligible next to any real vote count
-    l2: float = 1e-4
+    # the battle-weighted mean score, or `anchor_learner`'s score, on the Elo scale
+    anchor: float = 1000.0
+    anchor_learner: str | None = None  # None: anchor the mean over battles
+    # sd of the normal prior on each log-strength, in logits (2: 347 Elo points). Its
+    # precision, 1/4, is the information of one battle between even learners, so it holds
+    # a learner that won or lost every battle at a finite score and is small beside 50.
+    prior_sd: float = 2.0
     max_iter: int = 100  # Newton steps; it converges in ~10 on real data
 
 
@@ -84,6 +95,12 @@ class Leaderboard:
     # (n, n): fraction of their battles the row learner won against the column one, ties
     # half; NaN where they never met
     win_rate: np.ndarray = field(compare=False)
+    # the comparison graph's connected groups, in row order: with more than one, scores of
+    # two groups share no scale (only the prior places them) and ranks count within a group
+    groups: tuple[tuple[str, ...], ...] = ()
+    # learners that won every battle, or lost every one (ties half): their score is where
+    # the prior stops it, and the votes alone say only which side of the others it lies
+    one_sided: tuple[str, ...] = ()
 
 
 def _encode(matches: Sequence[Match]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
@@ -162,11 +179,13 @@ def win_rate_matrix(table: PairTable) -> np.ndarray:
 
 
 def _fit(table: PairTable, counts: np.ndarray, settings: BTSettings) -> np.ndarray:
-    """Log-strengths maximising the ridge-penalised BT likelihood for R count tables at once.
+    """Log-strengths maximising the BT likelihood times the prior for R count tables at once.
 
-    counts: (R, P, 3) outcome counts per pair; returns (R, n) natural-log strengths, mean 0.
-    Newton's method: the penalised log-likelihood is strictly concave and n is small.
+    counts: (R, P, 3) outcome counts per pair; returns (R, n) natural-log strengths (their
+    mean is 0 in each connected group: the likelihood does not move it, the prior centres it).
+    Newton's method: the log-posterior is strictly concave and n is small.
     """
+    precision = 1.0 / settings.prior_sd**2
     rounds, n = counts.shape[0], len(table.learners)
     pairs = np.arange(len(table.i))
     incidence = np.zeros((len(pairs), n))  # (P, n): +1 at i, -1 at j
@@ -176,13 +195,13 @@ def _fit(table: PairTable, counts: np.ndarray, settings: BTSettings) -> np.ndarr
     strengths = np.zeros((rounds, n))
     for _ in range(settings.max_iter):
         p_i = expit(strengths @ incidence.T)  # (R, P): chance that i beats j
-        gradient = (points_i - games * p_i) @ incidence - settings.l2 * strengths
+        gradient = (points_i - games * p_i) @ incidence - precision * strengths
         weight = games * p_i * (1.0 - p_i)  # (R, P)
-        # negative Hessian: the weighted graph Laplacian plus the ridge; shape (R, n, n)
+        # negative Hessian: the weighted graph Laplacian plus the prior; shape (R, n, n)
         hessian = np.zeros((rounds, n, n))
         hessian[:, table.i, table.j] = -weight
         hessian[:, table.j, table.i] = -weight
-        hessian[:, np.arange(n), np.arange(n)] = weight @ np.abs(incidence) + settings.l2
+        hessian[:, np.arange(n), np.arange(n)] = weight @ np.abs(incidence) + precision
         step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
         strengths += np.clip(step, -4.0, 4.0)  # damp the first steps on lopsided data
         if np.max(np.abs(step)) < 1e-9:
@@ -190,14 +209,20 @@ def _fit(table: PairTable, counts: np.ndarray, settings: BTSettings) -> np.ndarr
     return strengths
 
 
-def _to_elo_scale(
-    strengths: np.ndarray, learners: tuple[str, ...], settings: BTSettings, elo: EloSettings
+def to_elo_scale(
+    strengths: np.ndarray,
+    learners: tuple[str, ...],
+    battles: np.ndarray,
+    settings: BTSettings,
+    elo: EloSettings,
 ) -> np.ndarray:
-    """Log-strengths (..., n) to scores on the Elo scale, anchored as settings ask."""
+    """Log-strengths (..., n) to scores on the Elo scale, anchored as settings ask; `battles`
+    (n,) weighs each learner in the mean that sits at the anchor."""
     # odds of base^(gap/scale): a natural-log gap d is d * scale / ln(base) rating points
     scores = strengths * elo.scale / math.log(elo.base)
     if settings.anchor_learner is None:
-        offset = scores.mean(axis=-1, keepdims=True)
+        offset = scores @ (battles / battles.sum())
+        offset = offset[..., None]
     elif settings.anchor_learner in learners:
         offset = scores[..., [learners.index(settings.anchor_learner)]]
     else:
@@ -227,13 +252,45 @@ def bradley_terry(
     resampled = rng.multinomial(flat.sum(), flat / flat.sum(), size=rounds)
     counts = np.concatenate([table.counts[None], resampled.reshape(rounds, -1, 3)])
     strengths = _fit(table, counts, settings)
-    scores = _to_elo_scale(strengths, table.learners, settings, elo_settings)
+    battles = np.array(list(_battle_counts(table).values()), dtype=float)
+    scores = to_elo_scale(strengths, table.learners, battles, settings, elo_settings)
     return scores[0], scores[1:]
 
 
-def ranks(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """1 + the number of learners whose lower bound exceeds this one's upper bound."""
-    return 1 + (low[None, :] > high[:, None]).sum(axis=1)
+def ranks(low: np.ndarray, high: np.ndarray, group: np.ndarray | None = None) -> np.ndarray:
+    """1 + the number of learners (of the same `group`, where given) whose lower bound
+    exceeds this one's upper bound."""
+    above = low[None, :] > high[:, None]
+    if group is not None:
+        above &= group[None, :] == group[:, None]
+    return 1 + above.sum(axis=1)
+
+
+def components(table: PairTable) -> np.ndarray:
+    """(n,) a label per learner: learners share one when a chain of battles joins them."""
+    label = np.arange(len(table.learners))
+    changed = True
+    while changed:  # spread the smallest label along every pair until nothing moves
+        low = np.minimum(label[table.i], label[table.j])
+        before = label.copy()
+        np.minimum.at(label, table.i, low)
+        np.minimum.at(label, table.j, low)
+        label = label[label]  # follow labels to their root
+        changed = not np.array_equal(label, before)
+    return label
+
+
+def one_sided(table: PairTable) -> np.ndarray:
+    """(n,) bool: the learner won every battle it fought, or lost every one (ties half)."""
+    n = len(table.learners)
+    won_i, won_j, ties = table.counts.T.astype(float)
+    points = np.bincount(table.i, won_i + 0.5 * ties, n) + np.bincount(
+        table.j, won_j + 0.5 * ties, n
+    )
+    fought = np.bincount(table.i, table.counts.sum(axis=1), n) + np.bincount(
+        table.j, table.counts.sum(axis=1), n
+    )
+    return (points == 0) | (points == fought)
 
 
 def leaderboard(
@@ -253,7 +310,8 @@ def leaderboard(
     score, boot = bradley_terry(table, rounds, seed, settings, elo_settings)
     tail = 50.0 * (1.0 - settings.confidence)
     low, high = np.percentile(boot, [tail, 100.0 - tail], axis=0)
-    rank = ranks(low, high)
+    group = components(table)
+    rank = ranks(low, high, group)
     online = _elo(*encoded, elo_settings or EloSettings())
     fought = _battle_counts(table)
     order = sorted(range(len(table.learners)), key=lambda k: (rank[k], -score[k]))
@@ -263,5 +321,15 @@ def leaderboard(
         stats = (float(score[k]), float(low[k]), float(high[k]), int(rank[k]))
         rows.append(Row(name, online[name], *stats, battles=fought[name]))
     rates = win_rate_matrix(table)[np.ix_(order, order)]
+    groups = {int(group[k]): [] for k in order}  # in row order
+    for k in order:
+        groups[int(group[k])].append(table.learners[k])
+    sided = one_sided(table)
     log.info("leaderboard of %d learners from %d votes", len(rows), len(matches))
-    return Leaderboard(rows=tuple(rows), learners=tuple(r.learner for r in rows), win_rate=rates)
+    return Leaderboard(
+        rows=tuple(rows),
+        learners=tuple(r.learner for r in rows),
+        win_rate=rates,
+        groups=tuple(tuple(names) for names in groups.values()),
+        one_sided=tuple(table.learners[k] for k in order if sided[k]),
+    )

@@ -10,7 +10,8 @@ Bootstrap intervals resample votes.
 γ has a standard normal prior (one logit, 174 Elo points at s = +1): with a handful of
 votes between the same two learners, length and learner are one and the same column, and
 the unpenalised fit sent γ to a thousand points either way; a few hundred votes outweigh
-the prior (each carries about ¼ s² of information on γ).
+the prior (each carries about ¼ s² of information on γ). The learners' strengths take the
+plain fit's prior, anchor (the mean over battles) and groups (`demo.ratings`).
 
     board = style_controlled([("x", "y", "a", 40, 12), ...], rounds=100)
 """
@@ -24,7 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from demo.ratings import OUTCOME_CODE, EloSettings, ranks
+from demo.ratings import (
+    OUTCOME_CODE,
+    BTSettings,
+    EloSettings,
+    battle_counts,
+    components,
+    pair_table,
+    ranks,
+)
 
 StyledMatch = tuple[str, str, str, int, int]  # (learner_a, learner_b, vote, len_a, len_b)
 STEP = 0.05  # the length difference s is rounded to this before fitting
@@ -34,7 +43,7 @@ LENGTH_PRIOR = 1.0  # precision of γ's normal prior, in logits (sd 1: 174 Elo p
 @dataclass(frozen=True)
 class StyleRow:
     learner: str
-    score: float  # on the Elo scale, mean 1000 (as the plain fit)
+    score: float  # on the Elo scale, mean over battles 1000 (as the plain fit)
     ci_low: float
     ci_high: float
     rank: int
@@ -79,12 +88,12 @@ def _fit(
     x: np.ndarray,
     y: np.ndarray,
     w: np.ndarray,
-    l2: float = 1e-4,
+    l2: float = 1.0 / BTSettings().prior_sd ** 2,
     length_l2: float = LENGTH_PRIOR,
     max_iter: int = 50,
 ) -> np.ndarray:
     """Ridge logistic regression on weighted cells by Newton's method: coefficients (n + 1,).
-    The learners' ridge is the plain fit's (negligible); γ's is its prior's precision."""
+    The learners' ridge is the plain fit's prior; γ's is its own prior's precision."""
     penalty = np.full(x.shape[1], l2)
     penalty[-1] = length_l2
     beta = np.zeros(x.shape[1])
@@ -118,10 +127,13 @@ def style_controlled(
     resampled = rng.multinomial(counts.sum(), counts / counts.sum(), size=rounds)
     weights = np.concatenate([counts[None], resampled]).astype(float)  # (R + 1, C)
     fits = np.stack([_fit(x, y, w) for w in weights]) * elo.scale / math.log(elo.base)
-    scores = fits[:, :-1] - fits[:, :-1].mean(axis=1, keepdims=True) + elo.init  # (R + 1, n)
+    fought = battle_counts([m[:3] for m in matches])
+    battles = np.array([fought[name] for name in learners], dtype=float)
+    anchor = fits[:, :-1] @ (battles / battles.sum())  # the mean over battles, as the plain fit
+    scores = fits[:, :-1] - anchor[:, None] + elo.init  # (R + 1, n)
     tail = 50.0 * (1.0 - confidence)
     low, high = np.percentile(scores[1:], [tail, 100.0 - tail], axis=0)
-    rank = ranks(low, high)
+    rank = ranks(low, high, components(pair_table([m[:3] for m in matches])))
     order = sorted(range(len(learners)), key=lambda k: (rank[k], -scores[0, k]))
     rows = tuple(
         StyleRow(learners[k], float(scores[0, k]), float(low[k]), float(high[k]), int(rank[k]))

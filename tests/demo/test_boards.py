@@ -93,3 +93,23 @@ def test_a_learner_is_preliminary_until_it_has_fought_enough_battles(sqlite_stor
     fight(3, "centroid", "cache")
     board = Boards(sqlite_store, rounds=5).board("human")
     assert board.preliminary == ["cache"]  # centroid and college have fought 50 or more
+
+
+def test_the_note_names_learners_never_compared(sqlite_store):
+    from demo.callbacks import _board_note
+
+    item = Item("blick", ("A blick sat.",), None, None)
+    for a, b, vote in [("centroid", "college", "a"), ("college", "centroid", "a")] + [
+        ("cache", "prompting", "a"),
+        ("prompting", "cache", "tie"),
+    ]:
+        battle = sqlite_store.create_battle(Matchup(item, a, b, "x", "y", "lm"), "anon-1")
+        sqlite_store.record_vote(battle.id, vote, annotator="anon-1")
+    board = Boards(sqlite_store, rounds=5).board("human")
+    assert {frozenset(group) for group in board.ratings.groups} == {
+        frozenset({"centroid", "college"}),
+        frozenset({"cache", "prompting"}),
+    }
+    note = _board_note(board)
+    assert "Never compared, directly or through another learner: " in note
+    assert "ranks count within a group" in note and "Won or lost every battle" not in note

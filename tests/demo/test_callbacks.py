@@ -65,6 +65,9 @@ def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
     # one battle each: both scores are preliminary, and the note says so
     assert "Preliminary (fewer than 50 battles" in boards["human_note"]
     assert "centroid" in boards["human_note"] and "Preliminary" not in boards["auto_note"]
+    # and one learner won its only battle: how far above the other is the prior's word
+    assert "Won or lost every battle: " in boards["human_note"]
+    assert "Never compared" not in boards["human_note"]  # the two met
 
 
 def test_forged_and_replayed_votes_are_refused(cb):

@@ -75,8 +75,21 @@ def test_bt_of_a_balanced_record_is_even() -> None:
 def test_bt_matches_the_closed_form_for_two_learners() -> None:
     # 3 wins to 1: the MLE odds are 3, i.e. a gap of 400 log10(3) split around the mean 1000
     table = ratings.pair_table([("x", "y", "a")] * 3 + [("x", "y", "b")])
-    score, _ = ratings.bradley_terry(table, rounds=10)
+    flat = BTSettings(prior_sd=1e3)  # a prior too wide to matter: the maximum likelihood
+    score, _ = ratings.bradley_terry(table, rounds=10, settings=flat)
     half_gap = 200.0 * math.log10(3.0)
+    assert score == pytest.approx([1000.0 + half_gap, 1000.0 - half_gap], abs=0.05)
+
+
+def test_the_prior_is_the_posterior_mode_s_closed_form() -> None:
+    # x beats y 3-1, strengths +s and -s, prior precision 1/4 on each: the mode solves
+    # 3 - 4 sigmoid(2s) = s / 4 (x's gradient): s = 0.47327, a gap of 164.4 points where the
+    # likelihood alone gives 400 log10(3) = 190.8
+    table = ratings.pair_table([("x", "y", "a")] * 3 + [("x", "y", "b")])
+    score, _ = ratings.bradley_terry(table, rounds=10)
+    s = 0.47327
+    assert 3 - 4 / (1 + math.exp(-2 * s)) == pytest.approx(s / 4, abs=1e-4)
+    half_gap = s * 400.0 / math.log(10.0)
     assert score == pytest.approx([1000.0 + half_gap, 1000.0 - half_gap], abs=0.05)
 
 
@@ -122,7 +135,46 @@ def test_dominance_ordering_ranks_one_two_three() -> None:
     assert [row.rank for row in board.rows] == [1, 2, 3]
     assert all(row.ci_low <= row.score <= row.ci_high for row in board.rows)
     assert sum(row.battles for row in board.rows) == 2 * len(votes)
-    assert np.mean([row.score for row in board.rows]) == pytest.approx(1000.0)
+    # 1000 is the mean over battles: each learner weighed by the battles it fought
+    weighed = [row.score * row.battles for row in board.rows]
+    assert sum(weighed) / (2 * len(votes)) == pytest.approx(1000.0)
+    assert board.groups == (("best", "mid", "worst"),) and board.one_sided == ()
+
+
+def _established(seed: int) -> list[ratings.Match]:
+    return _synthetic({"p": 1100.0, "q": 1050.0, "r": 950.0, "s": 900.0}, 800, seed)
+
+
+def test_a_learner_with_three_battles_moves_no_one_else() -> None:
+    # it won all three: with a mean over learners and a bare ridge it sat at 2155 and pulled
+    # every other score down by about 290 points and their intervals out to 300 points wide
+    before = {r.learner: r for r in ratings.leaderboard(_established(5)).rows}
+    newcomer = [("new", "p", "a"), ("q", "new", "b"), ("new", "r", "a")]
+    board = ratings.leaderboard(_established(5) + newcomer)
+    after = {r.learner: r for r in board.rows}
+    for name, row in before.items():
+        assert after[name].score == pytest.approx(row.score, abs=3.0)
+        assert after[name].ci_high - after[name].ci_low < 1.5 * (row.ci_high - row.ci_low)
+    assert 1150.0 < after["new"].score < 1450.0  # the prior's, moved by three wins
+    assert board.one_sided == ("new",)
+
+
+def test_learners_never_compared_are_ranked_within_their_group() -> None:
+    # x-y and z-w never met, directly or through anyone: no rank can say x beats w
+    votes = [("x", "y", "a")] * 45 + [("x", "y", "b")] * 5
+    votes += [("z", "w", "a")] * 25 + [("z", "w", "b")] * 25
+    board = ratings.leaderboard(votes)
+    assert {frozenset(group) for group in board.groups} == {frozenset("xy"), frozenset("zw")}
+    rank = {row.learner: row.rank for row in board.rows}
+    assert rank == {"x": 1, "y": 2, "z": 1, "w": 1}
+
+
+def test_components_join_through_a_chain() -> None:
+    table = ratings.pair_table(
+        [("a", "b", "a"), ("c", "d", "b"), ("b", "c", "tie"), ("e", "f", "a")]
+    )
+    label = ratings.components(table)
+    assert len(set(label[:4])) == 1 and label[4] == label[5] != label[0]
 
 
 def test_overlapping_intervals_share_a_rank() -> None:
