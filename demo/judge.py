@@ -15,7 +15,8 @@ same line-up.
 
 The verdict is computed once, when a battle is made, and stored with it (`Matchup.auto_vote`)
 under the judge's name (`Matchup.auto_judge`: the tournament's, so a change of reading there
-starts a fresh agreement count here): two short texts through MiniLM, a few milliseconds
+starts a fresh agreement count here, and the line-up of references it reads against, so a
+rebuilt pool does too): two short texts through MiniLM, a few milliseconds
 beside the seconds the LM spends sampling them. The encoder and the pool's reference vectors
 are loaded at the first verdict.
 
@@ -25,6 +26,7 @@ are loaded at the first verdict.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -45,6 +47,10 @@ class PoolJudge:
     def __init__(self, pool: Sequence[Item], seed: int = 0, tie_margin: float = TIE_MARGIN):
         self.items = [item for item in pool if item.reference]  # the references, in pool order
         self._number = {item: n for n, item in enumerate(self.items)}
+        # what a verdict reads besides the two texts: every reference (the 29 others are drawn
+        # by position in this list), and each item's word and answer (masked in the texts)
+        line_up = "\n".join(f"{i.word}\t{i.answer}\t{i.reference}" for i in self.items)
+        self.line_up = hashlib.sha256(line_up.encode()).hexdigest()[:8]
         self.seed, self.tie_margin = seed, tie_margin
         self._loaded: tuple[Any, Any] | None = None  # (scorer, [references, d] unit vectors)
         self._lock = threading.Lock()
@@ -52,11 +58,13 @@ class PoolJudge:
     @property
     def name(self) -> str:
         """The judge's name as its verdicts store it: the tournament's, with the task
-        version at which its reading last changed (`JUDGE_VERSION`) and any setting of ours
-        that differs from it, since verdicts of two readings must not be pooled."""
+        version at which its reading last changed (`JUDGE_VERSION`), the line-up of
+        references it reads against (a rebuilt pool draws other distractors) and any
+        setting of ours that differs from the tournament's, since verdicts of two readings
+        must not be pooled."""
         from benchmarks.tasks import JUDGE, JUDGE_VERSION  # light: no model code imported
 
-        name = f"{JUDGE}, tournament v{JUDGE_VERSION}"
+        name = f"{JUDGE}, tournament v{JUDGE_VERSION}, references {self.line_up}"
         if (self.seed, self.tie_margin) == (0, TIE_MARGIN):
             return name
         return f"{name}; seed {self.seed}, tie margin {self.tie_margin:g}"

@@ -154,7 +154,10 @@ def test_sampled_battles_on_prepared_words_store_the_automatic_judges_verdict(
     first = cb.store.get_battle(cb.battle_pool(ALICE)["battle_id"])
     assert first.auto_vote in ("a", "b", "tie", "both_bad") and first.item.pos == "noun"
     # the tournament's judge, named with its task version (a change of scoring bumps it)
-    assert first.auto_judge == "auto:identify-masked-minilm-l6, tournament v6"
+    line_up = cb.arena.judge.line_up  # the pool's references, as the judge reads them
+    assert (
+        first.auto_judge == f"auto:identify-masked-minilm-l6, tournament v6, references {line_up}"
+    )
     cb.vote(first.id, first.auto_vote, ALICE)  # Alice agrees with the judge
     again = cb.store.get_battle(cb.battle_pool(bob)["battle_id"])
     assert again.repeat_of == first.id and again.auto_vote == first.auto_vote  # not re-judged

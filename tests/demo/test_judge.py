@@ -21,6 +21,11 @@ GLOSSES = {
 }
 
 
+# the pool below's line-up: sha256 of its items' word, answer and reference, one a line.
+# Pinned: a change of that rule renames the judge of every running arena
+LINE_UP = "db4cdb61"
+
+
 def _pool() -> list[Item]:
     return [
         Item(f"blick{n}", (f"She looked at the blick{n} again.",), word, "noun", gloss)
@@ -78,7 +83,18 @@ def test_an_item_without_a_pool_reference_gets_no_verdict(judge, anvil):
 def test_the_judge_is_named_as_its_verdicts_store_it(judge):
     from benchmarks.tasks import JUDGE_VERSION, get_task
 
-    assert judge.name == "auto:identify-masked-minilm-l6, tournament v6"
+    assert judge.name == f"auto:identify-masked-minilm-l6, tournament v6, references {LINE_UP}"
     # named by the version where its reading last changed, not by who plays since
     assert JUDGE_VERSION <= get_task("tournament").version
     assert PoolJudge(_pool(), seed=3).name.endswith("; seed 3, tie margin 0.01")
+
+
+def test_a_rebuilt_pool_renames_the_judge() -> None:
+    # another line-up draws other distractors: its verdicts must not pool with these
+    assert PoolJudge(_pool()).name == PoolJudge(list(_pool())).name  # the same pool, again
+    assert PoolJudge(_pool()[:4]).line_up != LINE_UP  # an item fewer
+    assert PoolJudge(_pool()[::-1]).line_up != LINE_UP  # the same items, in another order
+    reglossed = [replace(_pool()[0], reference="an iron block"), *_pool()[1:]]
+    assert PoolJudge(reglossed).line_up != LINE_UP
+    # an item without a reference is never judged and never drawn: it changes nothing
+    assert PoolJudge([*_pool(), Item("dax", ("A dax ran.",))]).line_up == LINE_UP
