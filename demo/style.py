@@ -86,22 +86,25 @@ def _cells(
 
 def _fit(
     x: np.ndarray,
-    y: np.ndarray,
     w: np.ndarray,
+    y: np.ndarray,
     l2: float = 1.0 / BTSettings().prior_sd ** 2,
     length_l2: float = LENGTH_PRIOR,
     max_iter: int = 50,
 ) -> np.ndarray:
-    """Ridge logistic regression on weighted cells by Newton's method: coefficients (n + 1,).
-    The learners' ridge is the plain fit's prior; γ's is its own prior's precision."""
+    """Ridge logistic regression on weighted cells by Newton's method, for R weightings of
+    the same cells at once: x (C, d), w (R, C), y (C,) -> coefficients (R, d). The
+    learners' ridge is the plain fit's prior; γ's is its own prior's precision."""
     penalty = np.full(x.shape[1], l2)
     penalty[-1] = length_l2
-    beta = np.zeros(x.shape[1])
+    rounds, d = w.shape[0], x.shape[1]
+    outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), d * d)  # (C, d²): each cell's x xᵀ
+    beta = np.zeros((rounds, d))
     for _ in range(max_iter):
-        p = expit(x @ beta)
-        gradient = x.T @ (w * (y - p)) - penalty * beta
-        hessian = (x * (w * p * (1 - p))[:, None]).T @ x + np.diag(penalty)
-        step = np.linalg.solve(hessian, gradient)
+        p = expit(beta @ x.T)  # (R, C)
+        gradient = (w * (y - p)) @ x - penalty * beta
+        hessian = ((w * p * (1 - p)) @ outer).reshape(rounds, d, d) + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
         beta += np.clip(step, -4.0, 4.0)
         if np.max(np.abs(step)) < 1e-9:
             break
@@ -126,7 +129,7 @@ def style_controlled(
     rng = np.random.default_rng(seed)
     resampled = rng.multinomial(counts.sum(), counts / counts.sum(), size=rounds)
     weights = np.concatenate([counts[None], resampled]).astype(float)  # (R + 1, C)
-    fits = np.stack([_fit(x, y, w) for w in weights]) * elo.scale / math.log(elo.base)
+    fits = _fit(x, weights, y) * elo.scale / math.log(elo.base)  # (R + 1, n + 1)
     fought = battle_counts([m[:3] for m in matches])
     battles = np.array([fought[name] for name in learners], dtype=float)
     anchor = fits[:, :-1] @ (battles / battles.sum())  # the mean over battles, as the plain fit
