@@ -25,6 +25,7 @@ from demo.exports import EXPORT_FORMATS
 from demo.guidelines import GUIDELINES, SHORTCUTS_NOTE
 from demo.identity import Who, client_address
 from demo.items import ready_examples
+from demo.ratelimit import RateLimited
 from demo.settings import DemoSettings
 from demo.vocabulary import JUDGES, VOTE_BUTTONS
 
@@ -328,7 +329,15 @@ def _wire_board(cb: Callbacks, ui: Components, settings: DemoSettings, tab: Any)
     tab.select(refresh, shown, _board_outputs(ui), api_visibility="private")
 
     def on_export(fmt, judge, request: gr.Request):
-        return _keyed(_guarded(cb.export, fmt, judge, _who(settings, None, request, None)), ui)
+        try:
+            return _keyed(_guarded(cb.export, fmt, judge, _who(settings, None, request, None)), ui)
+        except gr.Error as err:
+            if not isinstance(err.__cause__, RateLimited):
+                raise
+            # said in the note and a toast, the last file left in place: an error would mark
+            # the file box failed while the note still told of the export before
+            gr.Warning(err.message)
+            return {ui["export_file"]: gr.skip(), ui["export_note"]: f"Not exported: {err.message}"}
 
     ui["export"].click(
         on_export,

@@ -7,6 +7,7 @@ address's limit. A bucket that has refilled completely equals a fresh one and is
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -57,9 +58,9 @@ class TokenBuckets:
             for (scope, _key), tokens in levels.items():
                 if tokens < 1.0:
                     wait = (1.0 - tokens) * 60.0 / self.limits[scope].per_minute
-                    raise RateLimited(
+                    raise RateLimited(  # whole seconds, rounded up: never "in 0 s"
                         f"Too many {self.what} in a short time (per {scope}); "
-                        f"try again in {wait:.0f} s."
+                        f"try again in {math.ceil(wait)} s."
                     )
             for bucket, tokens in levels.items():
                 self._buckets[bucket] = (tokens - 1.0, now)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -109,6 +110,17 @@ def test_forged_and_second_votes_are_refused_through_the_api(served):
     again = client.predict(battle_id, None, api_name="/vote_a")  # the first vote stands
     assert "already judged this battle (**a tie**)" in again
     assert callbacks.store.vote_on(battle_id).vote == "tie"
+
+
+def test_a_refused_export_says_so_and_leaves_the_last_file(served):
+    url, _ = served
+    client = client_of(url)
+    notes = [client.predict("jsonl", "human", api_name="/export") for _ in range(4)]
+    # three in a burst per address (no other test here exports), then refused
+    assert all(note.endswith(" exported as jsonl.") for _, note in notes[:3]), notes
+    file, note = notes[3]
+    assert file == {"__type__": "update"}  # gr.skip(): the box keeps the last export's link
+    assert re.search(r"Too many exports .*; try again in [1-9]\d* s\.$", note), note
 
 
 def test_twenty_clients_cast_five_hundred_votes(served):

@@ -73,6 +73,9 @@ def test_buckets_refill_evict_and_refuse_without_spending():
     with pytest.raises(RateLimited, match="per annotator"):
         buckets.take(annotator="x", address="h3")
     assert len(buckets) == 3  # the refused take spent nothing and made no bucket for h3
+    now[0] = 0.9  # a tenth of a second from the next token: said as 1 s, never "in 0 s"
+    with pytest.raises(RateLimited, match=r"try again in 1 s\.$"):
+        buckets.take(annotator="x", address="h3")
     now[0] = 1.0
     buckets.take(annotator="x", address="h3")
     now[0] = 1000.0  # idle far longer than a refill: the next take sweeps them all out
