@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from backends.definitions import ORACLE_IN_CONTEXT
 from backends.inputs import check_examples, check_word
 from backends.learners import example_learners, parse_learners
-from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle
+from demo.engine import EmbeddingCache, learner_configs, lm_name, run_battle, set_up_lm
 from demo.items import arena_pool
 from demo.judge import PoolJudge
 from demo.ratelimit import TokenBuckets
@@ -115,6 +115,10 @@ class Arena:
             texts, decoding, seed_kept, verdict = canned, None, None, None
         else:
             log.info("arena samples %s and %s on %r (seed %d)", a, b, item.word, seed)
+            # loaded (converted, the first time on a machine: about a minute) before the
+            # battle's GPU window, as a Learn click does: on ZeroGPU, where the warm-up is
+            # skipped, a first battle converting inside its 20 s was cut off
+            set_up_lm(lm, "auto")
             found = run_battle(
                 item,
                 [a, b],

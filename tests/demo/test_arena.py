@@ -259,3 +259,18 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
     assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small songbird"
     with pytest.raises(ValueError, match="no real word"):
         oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)
+
+
+def test_the_lm_is_set_up_before_the_battles_gpu_window(cb, monkeypatch):
+    # on ZeroGPU run_battle holds a GPU for 20 s: loading (the first time, converting for
+    # about a minute) must happen before it, as a Learn click's does
+    import demo.arena
+
+    calls = []
+    monkeypatch.setattr(demo.arena, "set_up_lm", lambda lm, device: calls.append(("set up", lm)))
+    battle = demo.arena.run_battle
+    monkeypatch.setattr(
+        demo.arena, "run_battle", lambda *a, **k: calls.append(("battle",)) or battle(*a, **k)
+    )
+    cb.battle_pool(ALICE)
+    assert calls == [("set up", None), ("battle",)]
