@@ -21,6 +21,12 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install -q -r requirements.txt
 	touch $(STAMP)
 
+# The tests' and the linter's tools (pytest, ruff, datasets), which the app does not need.
+DEV_STAMP := $(VENV)/.installed-dev
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $(DEV_STAMP)
+
 # Models are converted once into the cache (NONCE_CACHE_DIR, default ~/.cache/nonce-arena).
 setup: system-deps $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) -m backends fetch
@@ -54,13 +60,13 @@ test-deps:
 # The default run: unit + integration tests on the real embedded models; slow
 # model-quality tests run only with NONCE_SLOW=1 (make test-all).
 # -ra lists every skipped test with its reason; the last lines say which suites did not run.
-test: setup browser-deps test-deps
+test: setup $(DEV_STAMP) browser-deps test-deps
 	@HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; status=$$?; $(PY) -m tests.tools.skips; exit $$status
 
-test-all: setup browser-deps test-deps
+test-all: setup $(DEV_STAMP) browser-deps test-deps
 	@NONCE_SLOW=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q -ra; status=$$?; NONCE_SLOW=1 $(PY) -m tests.tools.skips; exit $$status
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 # The full-size load test: 50 annotators x 10 000 votes on SQLite and on PostgreSQL,
