@@ -414,7 +414,9 @@ OLDER = (
     "quotation rule (a word quoted alone quoted again: the definition reader's "
     '\'"a" or "a" (plural)\' for every dev word), which the degenerate rate did not '
     "count either; the tournament's version 4 judged each definition with the real word "
-    "unmasked, and its version 5 with version 4's degenerate rate. Kept to read what the "
+    "unmasked, and its version 5 with version 4's degenerate rate; its version 7 fitted "
+    "the same battles' Bradley–Terry columns without the prior and anchored them at the "
+    "mean over learners (its Elo, n and battles are version 8's). Kept to read what the "
     "model card cites; their numbers are not comparable with the newest version's."
 )
 

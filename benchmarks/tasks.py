@@ -126,8 +126,10 @@ TASKS: dict[str, Task] = {
             (ELO, BT),
             # DefGen's 4, and from 5 the judge reads the definitions with the word masked;
             # 6: DefGen's 6 (its judge's `degenerate`); 7: the oracle after the examples
-            # (`oracle_in_context`) plays too, so the pairs are drawn anew
-            7,
+            # (`oracle_in_context`) plays too, so the pairs are drawn anew; 8: the same
+            # battles and Elo, the Bradley–Terry columns fitted under the arena's prior and
+            # anchored at the mean over battles (`demo.ratings`)
+            8,
             "benchmarks.defgen:run_tournament",
         ),
         Task(
