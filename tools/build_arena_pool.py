@@ -122,6 +122,7 @@ def pool_items(
     """`count` items {"word", "examples", "answer", "pos", "reference"} from corpus words,
     seeded; `sense` names the part of speech and gloss of the sense the sentences use."""
     from backends.inputs import InputError, check_examples
+    from training.corpus import gcide_letters
 
     rng = random.Random(seed)
     words = sorted(corpus)
@@ -138,7 +139,7 @@ def pool_items(
         if found is None or names_something(word, corpus[word][:shown]):
             continue
         nonce = next(nonces)
-        examples = [hide(word, nonce, s) for s in corpus[word][:shown]]
+        examples = [hide(word, nonce, gcide_letters(s)) for s in corpus[word][:shown]]
         try:
             check_examples(nonce, examples)
         except InputError:

@@ -22,6 +22,7 @@ import json
 import logging
 import random
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
@@ -36,6 +37,11 @@ GCIDE_PATH = Path("/usr/share/dictd/gcide.dict.dz")
 _WORD_OK = re.compile(r"^[a-z]{3,20}$")
 _HEADWORD = re.compile(r"^([A-Z][A-Za-z]+) \\")  # "Actuate \Ac"tu*ate\, v. t. ..."
 _QUOTE_AUTHOR = re.compile(r"\s--[A-Z][^\n]*$")
+# GCIDE writes letters ASCII lacks in brackets: a ligature, or an accent mark then its letter
+_GCIDE_LIGATURES = {"ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ"}
+_GCIDE_MARKS = {"'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303"}
+_GCIDE_MARKS |= {"=": "\u0304", ",": "\u0327"}  # macron, cedilla
+_GCIDE_LETTER = re.compile(r"\[(ae|AE|oe|OE|['`^\"~=,][A-Za-z])\]")
 _AS_PHRASE = re.compile(r"\bas,\s+([^.;\[\]{}]+)[.;]")
 
 
@@ -145,6 +151,20 @@ def sense_glosses(
                 if (name, text) in wanted:
                     glosses.setdefault((name, text), gloss)
     return glosses
+
+
+def gcide_letters(text: str) -> str:
+    """GCIDE's bracketed letters as Unicode: 'a["e]ry' -> 'aëry', '[ae]ternus' -> 'æternus';
+    an editor's brackets ('it [land]') stay. Used where people read the text (the arena's
+    pool); the training corpus keeps GCIDE's text as the shipped generator read it."""
+
+    def letter(match: re.Match) -> str:
+        code = match.group(1)
+        if code in _GCIDE_LIGATURES:
+            return _GCIDE_LIGATURES[code]
+        return unicodedata.normalize("NFC", code[1] + _GCIDE_MARKS[code[0]])
+
+    return _GCIDE_LETTER.sub(letter, text)
 
 
 def gcide_sentences(path: Path = GCIDE_PATH) -> list[tuple[str, str]]:

@@ -118,6 +118,20 @@ def test_the_shipped_pool_shows_gcide_quotations():
     assert shown & quoted
 
 
+def test_gcide_letters_are_shown_as_letters():
+    from training.corpus import gcide_letters
+
+    assert gcide_letters('After his a["e]ry flight') == "After his aëry flight"
+    assert gcide_letters('The word "[ae]ternus"') == 'The word "æternus"'
+    assert gcide_letters("caf['e], fa[,c]ade, [OE]dipus") == "café, façade, Œdipus"
+    assert (
+        gcide_letters("condemn it [land] to [PJC]") == "condemn it [land] to [PJC]"
+    )  # an editor's
+    # and the shipped pool shows none of GCIDE's markup (two items did: '[ae]ternus')
+    shown = [s for item in arena_pool(ASSETS / "arena_items.jsonl") for s in item.examples]
+    assert not [s for s in shown if gcide_letters(s) != s]
+
+
 @pytest.mark.parametrize("line", [0, -1])
 def test_pool_lines_are_plain_json_objects(line):
     rows = (ASSETS / "arena_items.jsonl").read_text(encoding="utf-8").splitlines()
