@@ -126,7 +126,13 @@ class Callbacks:
         view = LearnView(result)
         plots = self._plots(view, space)
         rows = [
-            (r.learner, r.definition, r.embedding.seconds, r.embedding.info.get("note", ""))
+            (
+                r.learner,
+                r.definition,
+                r.embedding.seconds,
+                r.embedding.info.get("note", ""),
+                [(n.token, n.similarity) for n in r.neighbours.get("input", ())],
+            )
             for r in result.results
         ]
         return {
@@ -164,7 +170,8 @@ class Callbacks:
 
     def battle_own(self, word: str, sentences: str, who: Who) -> dict[str, Any]:
         """A blind battle on the person's own word and sentences."""
-        item = checked_item(word, split_sentences(sentences))
+        # None: a form never opened sends nothing, which is no word ("enter the new word")
+        item = checked_item("" if word is None else word, split_sentences(sentences))
         annotator = self.identities.annotator(who)
         return _battle_view(self.arena.new_battle(annotator, item=item, address=who.address))
 

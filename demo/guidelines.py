@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-GUIDELINES = """### How to judge
+GUIDELINES = """## How to judge
 1. **Read the sentences first.** They are all the learners saw; the word is made up, so
    judge by what the sentences let you infer, not by what you happen to know.
 2. **Pick the definition that fits the sentences better**: would it make sense in each
@@ -26,15 +26,23 @@ SHORTCUTS = {
 
 SHORTCUTS_NOTE = (
     "**Keyboard:** `A` A is better · `B` B is better · `T` tie · `X` both bad · "
-    "`N` next battle (on the Arena tab, outside text fields)"
+    "`N` next battle (on the Arena tab, outside text fields; the box below turns them off)"
 )
+# elem_id of the checkbox that turns the single-key shortcuts on and off (WCAG 2.1.4: a
+# screen reader's browse mode and speech input use single letters too)
+SHORTCUTS_SWITCH = "shortcuts-on"
+# elem_id of the Markdown that says, after a vote, which learner was which
+REVEAL = "reveal"
 
-# Passed to launch(head=...): one keydown listener that presses the visible, enabled button.
+# Passed to launch(head=...): one keydown listener that presses the visible, enabled button
+# while the switch is on; and, as Gradio's elements appear, the buttons' aria-keyshortcuts and
+# the reveal as a polite live region, so a screen reader says the vote's outcome.
 SHORTCUTS_HEAD = """<script>
 (() => {
   const keys = KEYS;
+  const enabled = () => document.querySelector("#SWITCH input")?.checked !== false;
   document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+    if (!enabled() || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
     const target = event.composedPath()[0];
     const tag = (target && target.tagName) || "";
     if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || (target && target.isContentEditable)) {
@@ -46,5 +54,27 @@ SHORTCUTS_HEAD = """<script>
     event.preventDefault();
     button.click();
   });
+  const mark = () => {
+    for (const [key, id] of Object.entries(keys)) {
+      const button = document.getElementById(id);
+      if (button && !button.hasAttribute("aria-keyshortcuts")) {
+        button.setAttribute("aria-keyshortcuts", key.toUpperCase());
+      }
+    }
+    const reveal = document.getElementById("REVEAL");
+    if (reveal && !reveal.hasAttribute("aria-live")) {
+      reveal.setAttribute("role", "status");
+      reveal.setAttribute("aria-live", "polite");
+    }
+  };
+  new MutationObserver(mark).observe(document.documentElement, { childList: true, subtree: true });
 })();
-</script>""".replace("KEYS", json.dumps(SHORTCUTS))
+</script>"""
+SHORTCUTS_HEAD = (
+    SHORTCUTS_HEAD.replace("KEYS", json.dumps(SHORTCUTS))
+    .replace("SWITCH", SHORTCUTS_SWITCH)
+    .replace("REVEAL", REVEAL)
+)
+# After a vote the vote buttons are disabled and the focus would fall to the page's body:
+# it goes to the next battle's button instead (the reveal is read out by its live region).
+FOCUS_NEXT_BATTLE = f"() => {{ document.getElementById({json.dumps(SHORTCUTS['n'])})?.focus(); }}"

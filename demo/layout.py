@@ -22,12 +22,18 @@ from demo.boards import POS_FILTERS, SENTENCES
 from demo.callbacks import Callbacks
 from demo.engine import DEFAULT_TT_STEPS
 from demo.exports import EXPORT_FORMATS
-from demo.guidelines import GUIDELINES, SHORTCUTS_NOTE
+from demo.guidelines import (
+    FOCUS_NEXT_BATTLE,
+    GUIDELINES,
+    REVEAL,
+    SHORTCUTS_NOTE,
+    SHORTCUTS_SWITCH,
+)
 from demo.identity import Who, client_address
 from demo.items import ready_examples
 from demo.ratelimit import RateLimited
 from demo.settings import DemoSettings
-from demo.vocabulary import JUDGES, VOTE_BUTTONS
+from demo.vocabulary import JUDGE_TITLES, JUDGES, VOTE_BUTTONS
 
 INTRO = """# Nonce Arena
 Type a made-up word and a few sentences that use it. Each *learner* builds an embedding for
@@ -149,12 +155,11 @@ def _arena_tab() -> Components:
     with gr.Accordion("Guidelines for judging", open=True, elem_id="guidelines"):
         gr.Markdown(GUIDELINES)
     gr.Markdown(SHORTCUTS_NOTE, elem_id="shortcuts")
-    with gr.Row():
-        ui["battle_pool"] = gr.Button(
-            "Battle on a prepared word", variant="primary", elem_id="battle-pool"
-        )
-        ui["battle_own"] = gr.Button("Battle on my word", elem_id="battle-own")
-    with gr.Accordion("My word (for “Battle on my word”)", open=False, elem_id="own-accordion"):
+    gr.Checkbox(value=True, label="Single-key shortcuts", elem_id=SHORTCUTS_SWITCH)
+    ui["battle_pool"] = gr.Button(
+        "Battle on a prepared word", variant="primary", elem_id="battle-pool"
+    )
+    with gr.Accordion("Or a battle on my own word", open=False, elem_id="own-accordion"):
         ui["own_word"] = gr.Textbox(
             label="New word",
             info=f"one word, up to {MAX_WORD_CHARS} characters",
@@ -163,6 +168,8 @@ def _arena_tab() -> Components:
         ui["own_sentences"] = gr.Textbox(
             label="Sentences, one per line", lines=3, elem_id="own-sentences"
         )
+        # after the fields it reads, in the order a keyboard reaches them
+        ui["battle_own"] = gr.Button("Battle on my word", elem_id="battle-own")
     ui["battle_word"] = gr.Textbox(label="Word", interactive=False, elem_id="battle-word")
     ui["battle_sentences"] = gr.Textbox(
         label="Sentences the learners saw", interactive=False, elem_id="battle-sentences"
@@ -177,7 +184,7 @@ def _arena_tab() -> Components:
     with gr.Row():
         for choice, text in VOTES.items():
             ui[f"vote_{choice}"] = gr.Button(text, interactive=False, elem_id=f"vote-{choice}")
-    ui["reveal"] = gr.Markdown(elem_id="reveal")
+    ui["reveal"] = gr.Markdown(elem_id=REVEAL)
     # the battle's id is all the page holds; the server keeps which learners it pits
     ui["battle_id"] = gr.Textbox(visible=False, label="battle id")
     return ui
@@ -198,10 +205,17 @@ def _leaderboard_tab() -> Components:
         ui["refresh"] = gr.Button("Refresh", elem_id="refresh")
     for judge in JUDGES:
         ui[f"{judge}_note"] = gr.Markdown(elem_id=f"{judge}-note")
-        ui[f"{judge}_table"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-table")
+        title = JUDGE_TITLES[judge]  # each table and map named for its judge (screen readers)
+        ui[f"{judge}_table"] = gr.Dataframe(
+            interactive=False, label=f"{title}: Bradley–Terry scores", elem_id=f"{judge}-table"
+        )
         ui[f"{judge}_style_note"] = gr.Markdown(elem_id=f"{judge}-style-note")
-        ui[f"{judge}_style"] = gr.Dataframe(interactive=False, elem_id=f"{judge}-style")
-        ui[f"{judge}_heat"] = gr.Plot(label="Win rates", elem_id=f"{judge}-heat")
+        ui[f"{judge}_style"] = gr.Dataframe(
+            interactive=False,
+            label=f"{title}: scores with length held fixed",
+            elem_id=f"{judge}-style",
+        )
+        ui[f"{judge}_heat"] = gr.Plot(label=f"{title}: win rates", elem_id=f"{judge}-heat")
     with gr.Accordion("Export votes", open=False):
         with gr.Row():
             ui["export_format"] = gr.Radio(list(EXPORT_FORMATS), value="jsonl", label="Format")
@@ -289,6 +303,7 @@ def _wire_arena(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
             _board_outputs(ui),
             api_visibility="private",
         )
+        event.success(None, js=FOCUS_NEXT_BATTLE, api_visibility="private")
 
 
 def _vote_handler(cb: Callbacks, ui: Components, settings: DemoSettings, choice: str) -> Callable:

@@ -122,6 +122,13 @@ def _hover(learned: bool, group: str) -> str:
     return f"token %{{customdata[0]}}<br>{similarity}<extra></extra>"
 
 
+# Win rates from light red (0) through near-white (0.5) to light blue (1): black numbers
+# read on every cell at 7:1 or more (RdBu's dark ends left grey ones near 3.6:1), and pairs
+# that never met show the grey plot behind them, which no share takes, marked "never met"
+WIN_RATE_COLOURS = [[0.0, "#f4a582"], [0.5, "#f7f7f7"], [1.0, "#92c5de"]]
+NEVER_MET = "#a6a6a6"
+
+
 def win_rate_figure(learners: tuple[str, ...], win_rate: np.ndarray, title: str) -> go.Figure:
     """Heat map: row learner's share of wins against the column learner (ties count half)."""
     names = [_safe(n) for n in learners]
@@ -132,12 +139,18 @@ def win_rate_figure(learners: tuple[str, ...], win_rate: np.ndarray, title: str)
             y=names,
             zmin=0.0,
             zmax=1.0,
-            colorscale="RdBu",
+            colorscale=WIN_RATE_COLOURS,
             text=[["" if np.isnan(v) else f"{v:.2f}" for v in row] for row in win_rate],
             texttemplate="%{text}",
+            textfont={"color": "#000000"},
             hovertemplate="%{y} beats %{x}: %{z:.2f}<extra></extra>",
         )
     )
+    for i, j in zip(*np.nonzero(np.isnan(win_rate)), strict=True):
+        if i != j:
+            fig.add_annotation(
+                x=names[j], y=names[i], text="never met", showarrow=False, font={"color": "#000000"}
+            )
     if not learners:
         fig.add_annotation(text="No votes yet", showarrow=False, font={"size": 18})
         fig.update_xaxes(visible=False), fig.update_yaxes(visible=False)
@@ -147,5 +160,6 @@ def win_rate_figure(learners: tuple[str, ...], win_rate: np.ndarray, title: str)
         xaxis={"title": "opponent", "side": "bottom"},
         yaxis={"title": "learner", "autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        plot_bgcolor=NEVER_MET if learners else None,
     )
     return fig

@@ -20,16 +20,26 @@ def literal(text: str) -> str:
     return html.escape(marked, quote=False)
 
 
+NEAREST_ON_CARD = 5  # neighbours a card names in words (the chart draws them all)
+
+
 def definition_cards(word: str, rows: list[tuple]) -> str:
-    """One card per learner: (learner, definition, seconds[, note]) -> Markdown. A note is
-    what the learner says about its own result (the definition reader that read only the
-    spelling, the cache's effect on the word's probability, the words college's LM read
-    the new word as)."""
-    blocks = [f"#### Definitions of “{literal(word)}”"]
-    for learner, definition, seconds, *note in rows:
+    """One card per learner: (learner, definition, seconds[, note[, nearest]]) -> Markdown.
+    A note is what the learner says about its own result (the definition reader that read
+    only the spelling, the cache's effect on the word's probability, the words college's LM
+    read the new word as); nearest, its vector's nearest tokens in the input space as
+    (token, cosine) pairs, named on the card too: the chart below shows them only to the
+    eye and on hover."""
+    blocks = [f"## Definitions of “{literal(word)}”"]
+    for learner, definition, seconds, *rest in rows:
+        note, nearest = (*rest, "", ())[:2]
         text = literal(definition) if definition.strip() else "*(no definition generated)*"
         block = f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}"
-        if note and note[0]:
-            block += f"\n\n*{literal(note[0])}*"
+        if note:
+            block += f"\n\n*{literal(note)}*"
+        named = [(token.strip(), cosine) for token, cosine in nearest if token.strip()]
+        if named:
+            words = " · ".join(f"{literal(t)} {c:.2f}" for t, c in named[:NEAREST_ON_CARD])
+            block += f"\n\nNearest tokens (input space, cosine): {words}"
         blocks.append(block)
     return "\n\n---\n\n".join(blocks)

@@ -48,7 +48,7 @@ try {
   await page.screenshot({ path: join(outDir, "learn.png"), fullPage: true });
 
   await tab("Arena");
-  await page.locator("#own-accordion").getByText("My word").click();
+  await page.locator("#own-accordion").getByText("my own word").click();
   await field("own-word").fill(word);
   await field("own-sentences").fill(sentences);
   await page.locator("#battle-own").click();

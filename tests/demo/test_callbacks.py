@@ -110,6 +110,9 @@ def test_bad_input_is_refused_before_any_model_runs(cb, word, sentences, message
         cb.learn(word, sentences, "", list(FAST), "gemma-3-270m", "cpu", "input")
     with pytest.raises(InputError, match=message):
         cb.battle_own(word, sentences, ALICE)
+    if not word:  # a form never opened sends None: the same message, not "got NoneType"
+        with pytest.raises(InputError, match=message):
+            cb.battle_own(None, sentences, ALICE)
 
 
 def test_bad_choices_name_the_valid_ones(cb):
@@ -203,6 +206,16 @@ def test_a_learners_note_shows_on_its_card():
     assert "spelling" not in centroid and "definition hint" not in centroid
 
 
+def test_a_card_names_its_nearest_tokens_in_words():
+    # the chart shows them only to the eye: a screen reader, or a copy, reads them here
+    nearest = [(" anvil", 0.8312), ("<b>", 0.5), (" ", 0.4)] + [(f" w{k}", 0.1) for k in range(9)]
+    cards = definition_cards("florp", [("centroid", "a block.", 0.1, "", nearest)])
+    line = cards.split("\n")[-1]
+    assert line.startswith("Nearest tokens (input space, cosine): anvil 0.83 · &lt;b&gt; 0.50")
+    assert line.count("·") == 4  # five named, a blank token skipped
+    assert "Nearest" not in definition_cards("florp", [("cache", "a.", 0.1, "", [])])
+
+
 def test_figures_escape_tokens_and_keep_nan_cells():
     from types import SimpleNamespace
 
@@ -211,6 +224,27 @@ def test_figures_escape_tokens_and_keep_nan_cells():
     assert "&lt;a&gt;" in fig.data[0].y[0] and "<a>" not in fig.data[0].y[0]
     heat = win_rate_figure(("a", "b"), np.array([[np.nan, 0.7], [0.3, np.nan]]), "t")
     assert heat.data[0].text[0][0] == ""
+    assert not heat.layout.annotations  # the diagonal is no pair
+
+
+def test_pairs_that_never_met_are_marked_and_every_number_is_readable():
+    from demo.plots import NEVER_MET, WIN_RATE_COLOURS
+
+    rates = np.array([[np.nan, 1.0, np.nan], [0.0, np.nan, 0.5], [np.nan, 0.5, np.nan]])
+    heat = win_rate_figure(("a", "b", "c"), rates, "t")
+    marked = {(note.y, note.x) for note in heat.layout.annotations if note.text == "never met"}
+    assert marked == {("a", "c"), ("c", "a")}  # not the diagonal
+    assert heat.layout.plot_bgcolor == NEVER_MET  # the colour behind a cell without a share
+
+    def luminance(colour: str) -> float:  # WCAG 2.1 relative luminance
+        channels = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    # black numbers on every colour of the scale, and on the grey: WCAG's 4.5:1 and more
+    for colour in [c for _, c in WIN_RATE_COLOURS] + [NEVER_MET]:
+        assert (luminance(colour) + 0.05) / 0.05 >= 7.0, colour
+    assert heat.data[0].textfont.color == "#000000"
 
 
 def test_a_learner_has_one_colour_in_both_figures_and_a_missing_chart_is_said():

@@ -9,7 +9,7 @@ import sys
 import gradio as gr
 
 from demo.callbacks import Callbacks
-from demo.guidelines import SHORTCUTS, SHORTCUTS_HEAD
+from demo.guidelines import REVEAL, SHORTCUTS, SHORTCUTS_HEAD, SHORTCUTS_SWITCH
 from demo.layout import build_app
 from demo.settings import DemoSettings
 
@@ -48,6 +48,22 @@ def test_keyboard_shortcuts_press_real_buttons_and_the_guidelines_show(tmp_path)
         assert f'"{key}": "{elem_id}"' in SHORTCUTS_HEAD
     shown = " ".join(str(b.value) for b in app.blocks.values() if isinstance(b, gr.Markdown))
     assert "How to judge" in shown and "Keyboard:" in shown
+    # a switch turns them off (WCAG 2.1.4), the script reads it, and tells screen readers
+    switches = [b for b in app.blocks.values() if getattr(b, "elem_id", None) == SHORTCUTS_SWITCH]
+    assert len(switches) == 1 and isinstance(switches[0], gr.Checkbox) and switches[0].value
+    assert f'document.querySelector("#{SHORTCUTS_SWITCH} input")' in SHORTCUTS_HEAD
+    assert "aria-keyshortcuts" in SHORTCUTS_HEAD and '"aria-live", "polite"' in SHORTCUTS_HEAD
+    assert f'document.getElementById("{REVEAL}")' in SHORTCUTS_HEAD
+    callbacks.close()
+
+
+def test_the_own_word_button_comes_after_the_fields_it_reads(tmp_path):
+    callbacks = Callbacks(DemoSettings(cache_dir=tmp_path))
+    app = build_app(callbacks.settings, callbacks)
+    order = [getattr(b, "elem_id", None) for b in app.blocks.values()]
+    assert order.index("own-word") < order.index("own-sentences") < order.index("battle-own")
+    labels = {b.label for b in app.blocks.values() if isinstance(b, (gr.Dataframe, gr.Plot))}
+    assert "Human judges: win rates" in labels and "Dataframe" not in labels and None not in labels
     callbacks.close()
 
 
