@@ -7,8 +7,7 @@ import logging
 import sys
 
 from demo.callbacks import Callbacks
-from demo.guidelines import SHORTCUTS_HEAD
-from demo.layout import build_app
+from demo.layout import build_app, launch_options
 from demo.settings import load_demo_settings
 from demo.store import StoreUnavailable
 
@@ -22,4 +21,4 @@ if __name__ == "__main__":
     app = build_app(settings, callbacks)
     if settings.warm_up:  # the first Learn click then finds the LM and the learners loaded
         callbacks.warm_up_in_background()
-    app.launch(show_error=False, head=SHORTCUTS_HEAD)
+    app.launch(show_error=False, **launch_options())

@@ -19,6 +19,7 @@ from demo.ratelimit import RateLimited
 from demo.settings import ASSETS, DemoSettings, RateLimit, load_demo_settings
 from demo.store import Item, VoteRefused
 from demo.text import definition_cards, literal
+from tests.demo.colours import contrast
 
 FAST = ("centroid", "prompting")
 CHEAP = {"centroid": "a small striped bird", "prompting": "a kind of <b>tool</b>"}
@@ -236,14 +237,9 @@ def test_pairs_that_never_met_are_marked_and_every_number_is_readable():
     assert marked == {("a", "c"), ("c", "a")}  # not the diagonal
     assert heat.layout.plot_bgcolor == NEVER_MET  # the colour behind a cell without a share
 
-    def luminance(colour: str) -> float:  # WCAG 2.1 relative luminance
-        channels = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
-        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
-        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
     # black numbers on every colour of the scale, and on the grey: WCAG's 4.5:1 and more
     for colour in [c for _, c in WIN_RATE_COLOURS] + [NEVER_MET]:
-        assert (luminance(colour) + 0.05) / 0.05 >= 7.0, colour
+        assert contrast("#000000", colour) >= 7.0, colour
     assert heat.data[0].textfont.color == "#000000"
 
 

@@ -82,3 +82,20 @@ def test_only_the_layout_imports_gradio():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_theme_draws_text_people_read_at_4_5_to_1():
+    from demo.layout import launch_options
+    from tests.demo.colours import contrast
+
+    options = launch_options()
+    theme = options["theme"]
+
+    def colour(value: str) -> str:  # "*primary_700" -> the theme's colour of that name
+        return getattr(theme, value[1:]) if value.startswith("*") else value
+
+    for mode in ("", "_dark"):
+        fill = colour(getattr(theme, f"button_primary_background_fill{mode}"))
+        assert contrast("#ffffff", fill) >= 4.5, (mode, fill)  # white text on primary buttons
+    assert contrast(colour(theme.block_info_text_color), "#ffffff") >= 4.5  # the fields' hints
+    assert options["head"].startswith("<script>")

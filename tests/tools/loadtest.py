@@ -100,8 +100,7 @@ def prefill_canned(callbacks, text: str = CANNED) -> None:
 def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
     """(url, callbacks, app): the app running in this process on a loopback port."""
     from demo.callbacks import Callbacks
-    from demo.guidelines import SHORTCUTS_HEAD
-    from demo.layout import build_app
+    from demo.layout import build_app, launch_options
 
     callbacks = Callbacks(settings)
     if canned:
@@ -113,7 +112,7 @@ def launch(settings: DemoSettings, port: int = 0, canned: bool = True):
         server_port=port,
         prevent_thread_lock=True,
         quiet=True,
-        head=SHORTCUTS_HEAD,  # as app.py launches it
+        **launch_options(),  # as app.py launches it
     )
     return f"http://127.0.0.1:{port}/", callbacks, app
 
