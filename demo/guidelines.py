@@ -45,7 +45,8 @@ SHORTCUTS_HEAD = """<script>
     if (!enabled() || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
     const target = event.composedPath()[0];
     const tag = (target && target.tagName) || "";
-    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || (target && target.isContentEditable)) {
+    const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(tag) && !target.readOnly;
+    if (typing || (target && target.isContentEditable)) {
       return;
     }
     const id = keys[event.key.toLowerCase()];
@@ -61,6 +62,15 @@ SHORTCUTS_HEAD = """<script>
         button.setAttribute("aria-keyshortcuts", key.toUpperCase());
       }
     }
+    // the battle's texts: Gradio shows an output textbox disabled, which Tab skips and a
+    // screen reader calls "unavailable"; read-only keeps them uneditable and readable
+    for (const id of READABLE) {
+      const box = document.querySelector(`#${id} textarea`);
+      if (box && box.disabled) {
+        box.disabled = false;
+        box.readOnly = true;
+      }
+    }
     const reveal = document.getElementById("REVEAL");
     if (reveal && !reveal.hasAttribute("aria-live")) {
       reveal.setAttribute("role", "status");
@@ -70,8 +80,11 @@ SHORTCUTS_HEAD = """<script>
   new MutationObserver(mark).observe(document.documentElement, { childList: true, subtree: true });
 })();
 </script>"""
+# elem_ids of the output textboxes a person reads during a battle
+READABLE = ("battle-word", "battle-sentences", "definition-a", "definition-b")
 SHORTCUTS_HEAD = (
     SHORTCUTS_HEAD.replace("KEYS", json.dumps(SHORTCUTS))
+    .replace("READABLE", json.dumps(READABLE))
     .replace("SWITCH", SHORTCUTS_SWITCH)
     .replace("REVEAL", REVEAL)
 )

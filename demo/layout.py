@@ -156,7 +156,10 @@ def _arena_tab() -> Components:
     with gr.Accordion("Guidelines for judging", open=True, elem_id="guidelines"):
         gr.Markdown(GUIDELINES)
     gr.Markdown(SHORTCUTS_NOTE, elem_id="shortcuts")
-    gr.Checkbox(value=True, label="Single-key shortcuts", elem_id=SHORTCUTS_SWITCH)
+    # read by the page's script alone: no event, so Gradio must be told it is interactive
+    gr.Checkbox(
+        value=True, label="Single-key shortcuts", interactive=True, elem_id=SHORTCUTS_SWITCH
+    )
     ui["battle_pool"] = gr.Button(
         "Battle on a prepared word", variant="primary", elem_id="battle-pool"
     )

@@ -55,11 +55,25 @@ try {
   await page.waitForFunction(() => document.querySelector("#definition-a textarea")?.value, null, { timeout: SLOW });
   report.shownSentences = await field("battle-sentences").inputValue();
   report.guidelines = await text("guidelines");
+  // what a screen reader gets: the battle's texts readable (read-only, not disabled), the
+  // reveal a live region, the vote buttons' shortcuts named
+  report.a11y = await page.evaluate(() => {
+    const box = document.querySelector("#definition-a textarea");
+    return {
+      readOnly: box.readOnly,
+      disabled: box.disabled,
+      live: document.getElementById("reveal")?.getAttribute("aria-live"),
+      keys: document.getElementById("vote-a")?.getAttribute("aria-keyshortcuts"),
+    };
+  });
   // vote with the keyboard, as an annotator would: outside any text field
   await page.evaluate(() => document.activeElement?.blur());
   await page.keyboard.press("a");
   await page.locator("#reveal").getByText("A was").waitFor({ timeout: 60_000 });
   report.reveal = await text("reveal");
+  // the vote buttons are disabled now: the focus goes to the next battle's button
+  await page.waitForFunction(() => document.activeElement?.id === "battle-pool", null, { timeout: 10_000 })
+    .then(() => { report.focusAfterVote = "battle-pool"; }, () => { report.focusAfterVote = null; });
   await page.screenshot({ path: join(outDir, "arena.png"), fullPage: true });
   // N: the next battle (a prepared word), then T: a tie
   const first = await field("definition-a").inputValue();
@@ -72,6 +86,12 @@ try {
   await page.keyboard.press("t");
   await page.locator("#reveal").getByText("a tie").waitFor({ timeout: 60_000 });
   report.secondReveal = await text("reveal");
+  // with the shortcuts switched off, N starts no battle (the vote buttons stay disabled)
+  await page.locator("#shortcuts-on input").uncheck();
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press("n");
+  await page.waitForTimeout(3_000);
+  report.switchedOff = await page.evaluate(() => document.querySelector("#vote-tie")?.disabled);
 
   await tab("Leaderboard");
   await page.waitForFunction(

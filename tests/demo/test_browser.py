@@ -56,6 +56,9 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
     assert all(name in report["cards"] for name in FAST)
     assert "<img src=x" in report["shownSentences"] and report["xss"] is None
     assert "How to judge" in report["guidelines"]
+    # keyboard and screen readers (demo/guidelines.py's script)
+    assert report["a11y"] == {"readOnly": True, "disabled": False, "live": "polite", "keys": "A"}
+    assert report["focusAfterVote"] == "battle-pool" and report["switchedOff"] is True
     # the keyboard voted: A on the first battle, N for the next one, T on it
     assert "A is better" in report["reveal"]
     assert "You have judged 1 battle" in report["reveal"]

@@ -51,6 +51,7 @@ def test_keyboard_shortcuts_press_real_buttons_and_the_guidelines_show(tmp_path)
     # a switch turns them off (WCAG 2.1.4), the script reads it, and tells screen readers
     switches = [b for b in app.blocks.values() if getattr(b, "elem_id", None) == SHORTCUTS_SWITCH]
     assert len(switches) == 1 and isinstance(switches[0], gr.Checkbox) and switches[0].value
+    assert switches[0].interactive  # with no event, Gradio would render it disabled
     assert f'document.querySelector("#{SHORTCUTS_SWITCH} input")' in SHORTCUTS_HEAD
     assert "aria-keyshortcuts" in SHORTCUTS_HEAD and '"aria-live", "polite"' in SHORTCUTS_HEAD
     assert f'document.getElementById("{REVEAL}")' in SHORTCUTS_HEAD
