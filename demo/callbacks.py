@@ -285,11 +285,14 @@ def _board_note(board: Board) -> str:
             f" Never compared, directly or through another learner: {groups}. Scores of two"
             " groups share no scale, and ranks count within a group."
         )
-    if board.ratings.one_sided:
+    if board.ratings.ordered_only:
+        split = "; ".join(
+            " | ".join(", ".join(part) for part in sets) for sets in board.ratings.ordered_only
+        )
         note += (
-            f" Won or lost every battle: {', '.join(board.ratings.one_sided)}. The votes say"
-            " only which side of the others such a score lies; how far comes from the fit's"
-            " prior (worth one even battle)."
+            f" Ordered, not measured apart: {split}. Every battle between two of these sets"
+            " went the same way, so the votes say which is above and only the fit's prior"
+            " (worth one even battle) how far."
         )
     return note
 

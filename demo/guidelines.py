@@ -49,7 +49,7 @@ SHORTCUTS_HEAD = """<script>
     if (typing || (target && target.isContentEditable)) {
       return;
     }
-    const id = keys[event.key.toLowerCase()];
+    const id = keys[(event.key || "").toLowerCase()]; // autofill sends keydown without a key
     const button = id && document.getElementById(id);
     if (!button || button.disabled || button.offsetParent === null) return;
     event.preventDefault();

@@ -62,6 +62,10 @@ class BTSettings:
     prior_sd: float = 2.0
     max_iter: int = 100  # Newton steps; it converges in ~10 on real data
 
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.prior_sd) and self.prior_sd > 0):
+            raise ValueError(f"the prior's sd must be a positive number, got {self.prior_sd}")
+
 
 @dataclass(frozen=True)
 class PairTable:
@@ -79,7 +83,7 @@ class Row:
 
     learner: str
     elo: float  # online Elo
-    score: float  # Bradley–Terry maximum-likelihood score
+    score: float  # Bradley–Terry score: the posterior mode under the fit's prior
     ci_low: float
     ci_high: float
     rank: int
@@ -98,9 +102,10 @@ class Leaderboard:
     # the comparison graph's connected groups, in row order: with more than one, scores of
     # two groups share no scale (only the prior places them) and ranks count within a group
     groups: tuple[tuple[str, ...], ...] = ()
-    # learners that won every battle, or lost every one (ties half): their score is where
-    # the prior stops it, and the votes alone say only which side of the others it lies
-    one_sided: tuple[str, ...] = ()
+    # per group whose votes only order some of its learners, its sets in row order: every
+    # battle between two sets went one way (a learner that won all its battles is a set of
+    # its own), so the votes say which set is above, and the prior alone how far
+    ordered_only: tuple[tuple[tuple[str, ...], ...], ...] = ()
 
 
 def _encode(matches: Sequence[Match]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
@@ -210,19 +215,17 @@ def _fit(table: PairTable, counts: np.ndarray, settings: BTSettings) -> np.ndarr
 
 
 def to_elo_scale(
-    strengths: np.ndarray,
-    learners: tuple[str, ...],
-    battles: np.ndarray,
-    settings: BTSettings,
-    elo: EloSettings,
+    strengths: np.ndarray, table: PairTable, settings: BTSettings, elo: EloSettings
 ) -> np.ndarray:
-    """Log-strengths (..., n) to scores on the Elo scale, anchored as settings ask; `battles`
-    (n,) weighs each learner in the mean that sits at the anchor."""
+    """Log-strengths (..., n) of `table`'s learners to scores on the Elo scale, anchored as
+    settings ask: by default the mean over `table`'s battles (each learner weighed by the
+    battles it fought there, in every bootstrap round alike) sits at the anchor."""
     # odds of base^(gap/scale): a natural-log gap d is d * scale / ln(base) rating points
     scores = strengths * elo.scale / math.log(elo.base)
+    learners = table.learners
     if settings.anchor_learner is None:
-        offset = scores @ (battles / battles.sum())
-        offset = offset[..., None]
+        battles = np.array(list(_battle_counts(table).values()), dtype=float)
+        offset = (scores @ (battles / battles.sum()))[..., None]
     elif settings.anchor_learner in learners:
         offset = scores[..., [learners.index(settings.anchor_learner)]]
     else:
@@ -251,9 +254,7 @@ def bradley_terry(
     rng = np.random.default_rng(seed)
     resampled = rng.multinomial(flat.sum(), flat / flat.sum(), size=rounds)
     counts = np.concatenate([table.counts[None], resampled.reshape(rounds, -1, 3)])
-    strengths = _fit(table, counts, settings)
-    battles = np.array(list(_battle_counts(table).values()), dtype=float)
-    scores = to_elo_scale(strengths, table.learners, battles, settings, elo_settings)
+    scores = to_elo_scale(_fit(table, counts, settings), table, settings, elo_settings)
     return scores[0], scores[1:]
 
 
@@ -280,17 +281,23 @@ def components(table: PairTable) -> np.ndarray:
     return label
 
 
-def one_sided(table: PairTable) -> np.ndarray:
-    """(n,) bool: the learner won every battle it fought, or lost every one (ties half)."""
+def scored_sets(table: PairTable) -> np.ndarray:
+    """(n,) a label per learner: learners share one when each took points (a win or a tie)
+    from the other through some chain of battles, the strongly connected sets of the graph
+    "took points from". Within a connected group the fit without its prior has a finite
+    optimum only when the group is one such set (Zermelo 1929; Ford 1957)."""
     n = len(table.learners)
-    won_i, won_j, ties = table.counts.T.astype(float)
-    points = np.bincount(table.i, won_i + 0.5 * ties, n) + np.bincount(
-        table.j, won_j + 0.5 * ties, n
-    )
-    fought = np.bincount(table.i, table.counts.sum(axis=1), n) + np.bincount(
-        table.j, table.counts.sum(axis=1), n
-    )
-    return (points == 0) | (points == fought)
+    won_i, won_j, ties = table.counts.T
+    reach = np.eye(n, dtype=bool)
+    reach[table.i, table.j] |= (won_i + ties) > 0  # i took points from j
+    reach[table.j, table.i] |= (won_j + ties) > 0
+    while True:  # transitive closure by squaring: a handful of rounds for any board
+        closed = reach | ((reach.astype(np.int64) @ reach.astype(np.int64)) > 0)
+        if np.array_equal(closed, reach):
+            break
+        reach = closed
+    both = reach & reach.T
+    return np.argmax(both, axis=1)  # the lowest index each learner shares both ways with
 
 
 def leaderboard(
@@ -314,22 +321,38 @@ def leaderboard(
     rank = ranks(low, high, group)
     online = _elo(*encoded, elo_settings or EloSettings())
     fought = _battle_counts(table)
-    order = sorted(range(len(table.learners)), key=lambda k: (rank[k], -score[k]))
+    order = row_order(score, rank, group)
     rows = []
     for k in order:
         name = table.learners[k]
         stats = (float(score[k]), float(low[k]), float(high[k]), int(rank[k]))
         rows.append(Row(name, online[name], *stats, battles=fought[name]))
     rates = win_rate_matrix(table)[np.ix_(order, order)]
-    groups = {int(group[k]): [] for k in order}  # in row order
-    for k in order:
-        groups[int(group[k])].append(table.learners[k])
-    sided = one_sided(table)
+    sets, ordered_only = scored_sets(table), []
+    for members in _partition(group, order, range(len(table.learners))):
+        split = _partition(sets, members, table.learners)
+        if len(split) > 1:
+            ordered_only.append(split)
     log.info("leaderboard of %d learners from %d votes", len(rows), len(matches))
     return Leaderboard(
         rows=tuple(rows),
         learners=tuple(r.learner for r in rows),
         win_rate=rates,
-        groups=tuple(tuple(names) for names in groups.values()),
-        one_sided=tuple(table.learners[k] for k in order if sided[k]),
+        groups=_partition(group, order, table.learners),
+        ordered_only=tuple(ordered_only),
     )
+
+
+def row_order(score: np.ndarray, rank: np.ndarray, group: np.ndarray) -> list[int]:
+    """Learners in board order: a group's rows together (groups by their best score), then
+    by rank and score."""
+    best = {g: -max(score[group == g]) for g in set(group.tolist())}
+    return sorted(range(len(score)), key=lambda k: (best[int(group[k])], rank[k], -score[k]))
+
+
+def _partition(label: np.ndarray, order: Sequence[int], names: Sequence) -> tuple[tuple, ...]:
+    """`order`'s members grouped by `label`, groups and members in `order`'s order."""
+    parts: dict[int, list] = {}
+    for k in order:
+        parts.setdefault(int(label[k]), []).append(names[k])
+    return tuple(tuple(part) for part in parts.values())

@@ -29,10 +29,11 @@ from demo.ratings import (
     OUTCOME_CODE,
     BTSettings,
     EloSettings,
-    battle_counts,
     components,
     pair_table,
     ranks,
+    row_order,
+    to_elo_scale,
 )
 
 StyledMatch = tuple[str, str, str, int, int]  # (learner_a, learner_b, vote, len_a, len_b)
@@ -88,13 +89,13 @@ def _fit(
     x: np.ndarray,
     w: np.ndarray,
     y: np.ndarray,
-    l2: float = 1.0 / BTSettings().prior_sd ** 2,
+    l2: float,
     length_l2: float = LENGTH_PRIOR,
     max_iter: int = 50,
 ) -> np.ndarray:
-    """Ridge logistic regression on weighted cells by Newton's method, for R weightings of
-    the same cells at once: x (C, d), w (R, C), y (C,) -> coefficients (R, d). The
-    learners' ridge is the plain fit's prior; γ's is its own prior's precision."""
+    """Logistic regression under normal priors on weighted cells by Newton's method, for R
+    weightings of the same cells at once: x (C, d), w (R, C), y (C,) -> coefficients (R, d).
+    `l2` is the learners' prior precision (the plain fit's), `length_l2` γ's."""
     penalty = np.full(x.shape[1], l2)
     penalty[-1] = length_l2
     rounds, d = w.shape[0], x.shape[1]
@@ -115,32 +116,32 @@ def style_controlled(
     matches: Sequence[StyledMatch],
     rounds: int = 100,
     seed: int = 0,
-    confidence: float = 0.95,
     elo: EloSettings | None = None,
+    settings: BTSettings | None = None,
 ) -> StyleBoard:
-    """The style-controlled board, with bootstrap intervals over resampled votes."""
+    """The style-controlled board, with bootstrap intervals over resampled votes; the
+    learners' prior, anchor and interval coverage are `settings`' (the plain fit's)."""
     if not matches:
         return StyleBoard((), math.nan, (math.nan, math.nan))
     if rounds < 1:
         raise ValueError(f"bootstrap rounds must be at least 1, got {rounds}")
-    elo = elo or EloSettings()
+    elo, settings = elo or EloSettings(), settings or BTSettings()
     learners, x, y, counts = _cells(matches)
+    table = pair_table([m[:3] for m in matches])  # the same learners, sorted alike
     # resampling votes with replacement = multinomial counts over the cells
     rng = np.random.default_rng(seed)
     resampled = rng.multinomial(counts.sum(), counts / counts.sum(), size=rounds)
     weights = np.concatenate([counts[None], resampled]).astype(float)  # (R + 1, C)
-    fits = _fit(x, weights, y) * elo.scale / math.log(elo.base)  # (R + 1, n + 1)
-    fought = battle_counts([m[:3] for m in matches])
-    battles = np.array([fought[name] for name in learners], dtype=float)
-    anchor = fits[:, :-1] @ (battles / battles.sum())  # the mean over battles, as the plain fit
-    scores = fits[:, :-1] - anchor[:, None] + elo.init  # (R + 1, n)
-    tail = 50.0 * (1.0 - confidence)
+    fits = _fit(x, weights, y, l2=1.0 / settings.prior_sd**2)  # (R + 1, n + 1), natural logs
+    scores = to_elo_scale(fits[:, :-1], table, settings, elo)  # (R + 1, n)
+    length = fits[:, -1] * elo.scale / math.log(elo.base)  # γ on the Elo scale
+    tail = 50.0 * (1.0 - settings.confidence)
     low, high = np.percentile(scores[1:], [tail, 100.0 - tail], axis=0)
-    rank = ranks(low, high, components(pair_table([m[:3] for m in matches])))
-    order = sorted(range(len(learners)), key=lambda k: (rank[k], -scores[0, k]))
+    group = components(table)
+    rank = ranks(low, high, group)
     rows = tuple(
         StyleRow(learners[k], float(scores[0, k]), float(low[k]), float(high[k]), int(rank[k]))
-        for k in order
+        for k in row_order(scores[0], rank, group)
     )
-    effect = np.percentile(fits[1:, -1], [tail, 100.0 - tail])
-    return StyleBoard(rows, float(fits[0, -1]), (float(effect[0]), float(effect[1])))
+    effect = np.percentile(length[1:], [tail, 100.0 - tail])
+    return StyleBoard(rows, float(length[0]), (float(effect[0]), float(effect[1])))

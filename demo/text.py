@@ -32,7 +32,8 @@ def definition_cards(word: str, rows: list[tuple]) -> str:
     eye and on hover."""
     blocks = [f"## Definitions of “{literal(word)}”"]
     for learner, definition, seconds, *rest in rows:
-        note, nearest = (*rest, "", ())[:2]
+        note = rest[0] if rest else ""
+        nearest = rest[1] if len(rest) > 1 else ()
         text = literal(definition) if definition.strip() else "*(no definition generated)*"
         block = f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}"
         if note:

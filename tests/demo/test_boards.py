@@ -112,4 +112,4 @@ def test_the_note_names_learners_never_compared(sqlite_store):
     }
     note = _board_note(board)
     assert "Never compared, directly or through another learner: " in note
-    assert "ranks count within a group" in note and "Won or lost every battle" not in note
+    assert "ranks count within a group" in note and "Ordered, not measured" not in note

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -67,7 +68,8 @@ def test_pool_battle_then_vote_reveals_names_and_feeds_the_board(cb):
     assert "Preliminary (fewer than 50 battles" in boards["human_note"]
     assert "centroid" in boards["human_note"] and "Preliminary" not in boards["auto_note"]
     # and one learner won its only battle: how far above the other is the prior's word
-    assert "Won or lost every battle: " in boards["human_note"]
+    shown_first = re.search(r"Ordered, not measured apart: (\w+) \| (\w+)\.", boards["human_note"])
+    assert shown_first and set(shown_first.groups()) == set(FAST)  # the winner first
     assert "Never compared" not in boards["human_note"]  # the two met
 
 

@@ -138,7 +138,7 @@ def test_dominance_ordering_ranks_one_two_three() -> None:
     # 1000 is the mean over battles: each learner weighed by the battles it fought
     weighed = [row.score * row.battles for row in board.rows]
     assert sum(weighed) / (2 * len(votes)) == pytest.approx(1000.0)
-    assert board.groups == (("best", "mid", "worst"),) and board.one_sided == ()
+    assert board.groups == (("best", "mid", "worst"),) and board.ordered_only == ()
 
 
 def _established(seed: int) -> list[ratings.Match]:
@@ -156,7 +156,7 @@ def test_a_learner_with_three_battles_moves_no_one_else() -> None:
         assert after[name].score == pytest.approx(row.score, abs=3.0)
         assert after[name].ci_high - after[name].ci_low < 1.5 * (row.ci_high - row.ci_low)
     assert 1150.0 < after["new"].score < 1450.0  # the prior's, moved by three wins
-    assert board.one_sided == ("new",)
+    assert board.ordered_only == ((("new",), ("p", "q", "r", "s")),)
 
 
 def test_learners_never_compared_are_ranked_within_their_group() -> None:
@@ -167,6 +167,32 @@ def test_learners_never_compared_are_ranked_within_their_group() -> None:
     assert {frozenset(group) for group in board.groups} == {frozenset("xy"), frozenset("zw")}
     rank = {row.learner: row.rank for row in board.rows}
     assert rank == {"x": 1, "y": 2, "z": 1, "w": 1}
+
+
+def test_sets_that_won_every_battle_against_the_rest_are_named() -> None:
+    # a and b split 1-1, c and d too, then a beat c and b beat d 30 times each: no learner
+    # won everything, yet {a, b} won every battle against {c, d}, so only the prior says how
+    # far apart the two pairs are (2319 against -319 with a prior too wide to matter)
+    votes = [("a", "b", "a"), ("a", "b", "b"), ("c", "d", "a"), ("c", "d", "b")]
+    votes += [("a", "c", "a"), ("b", "d", "a")] * 30
+    board = ratings.leaderboard(votes)
+    assert board.ordered_only == ((("a", "b"), ("c", "d")),)
+    # a tie is points taken both ways: the same board with one tie across is measured
+    assert ratings.leaderboard([*votes, ("b", "c", "tie")]).ordered_only == ()
+    table = ratings.pair_table(votes)
+    assert ratings.scored_sets(table).tolist() == [0, 0, 2, 2]
+
+
+def test_a_group_s_rows_stay_together() -> None:
+    votes = [("x", "y", "a")] * 45 + [("x", "y", "b")] * 5
+    votes += [("z", "w", "a")] * 25 + [("z", "w", "b")] * 25
+    assert ratings.leaderboard(votes).learners in (("x", "y", "z", "w"), ("x", "y", "w", "z"))
+
+
+@pytest.mark.parametrize("sd", [0.0, -1.0, math.inf, math.nan])
+def test_a_prior_without_a_positive_finite_sd_is_refused(sd) -> None:
+    with pytest.raises(ValueError, match="prior's sd must be a positive number"):
+        BTSettings(prior_sd=sd)
 
 
 def test_components_join_through_a_chain() -> None:
