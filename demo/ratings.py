@@ -11,7 +11,9 @@ of its battles gets a finite score its votes can still move, not the fit's numer
 1000 is the mean over battles, not over learners (a learner with three battles, whose score
 swings from one bootstrap round to the next, no longer swings everyone else's); and learners
 in separate groups of the comparison graph, whose scores share no scale, are ranked only
-within their group (`Leaderboard.groups`).
+within their group (`Leaderboard.groups`), and sets of learners that won every battle
+against the rest of their group, which the votes order but do not measure apart, are named
+(`Leaderboard.ordered_only`).
 
     board = leaderboard([("hice", "additive", "a"), ("additive", "hice", "tie")])
     board.rows[0].learner, board.rows[0].score, board.win_rate
