@@ -9,6 +9,7 @@ import types
 import pytest
 
 from backends.inputs import check_definition, check_examples, check_word
+from backends.neighbours import Neighbour
 from demo.settings import DemoSettings
 from tests.tools.loadtest import OPEN, launch
 
@@ -27,6 +28,8 @@ def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
             definition=f"{word} <script>alert(1)</script> **{examples[0][:80]}**",
             # a learner's note is shown on its card too: it echoes the input as well
             embedding=types.SimpleNamespace(seconds=0.01, info={"note": f"{word} <b>note</b>"}),
+            # and so are its nearest tokens, named on the card
+            neighbours={"input": [Neighbour(f" {word}<i>", 1, 0.5)]},
         )
         for name in learners
     ]
