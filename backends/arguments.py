@@ -76,11 +76,12 @@ def number(
     return _argument(lambda text: read_number(text, low, high, above), "number")
 
 
-def one_of(*options: str) -> Callable[[str], str]:
-    """An argparse type: like choices=, but quoting at most 40 characters of a bad value."""
+def one_of(*options: str, blank: bool = False) -> Callable[[str], str]:
+    """An argparse type: like choices=, but quoting at most 40 characters of a bad value;
+    with `blank`, "" (a field's "none of them") is taken too."""
 
     def parse(value: str) -> str:
-        if value not in options:
+        if value not in options and not (blank and value == ""):
             raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(options)}")
         return value
 

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from backends.arguments import file_to_write, number, whole_number
+from backends.arguments import file_to_write, number, read_whole, whole_number
 from backends.learners import parse_learners
 from backends.learners.token_tuning import MAX_STEPS
 from backends.registry import unknown_name_message
@@ -42,12 +42,12 @@ def _ints(low: int = 1):
         values = []
         for part in parts:
             try:
-                value = whole_number(low)(part)
-            except argparse.ArgumentTypeError as err:
+                value = read_whole(part, low)
+            except ValueError:
                 raise argparse.ArgumentTypeError(
                     f"expected comma-separated whole numbers >= {low}, got {part.strip()[:40]!r}"
                     + (f" in {text[:40]!r}" if len(parts) > 1 else "")
-                ) from err
+                ) from None
             if value in values:
                 raise argparse.ArgumentTypeError(f"{value} is given twice in {text[:40]!r}")
             values.append(value)

@@ -420,18 +420,6 @@ def unwrap(model, accelerator):
     return accelerator.unwrap_model(model) if accelerator else model
 
 
-def blank_or(*names: str):
-    """An argparse type: "" (the field's default) or one of `names`."""
-
-    def parse(value: str) -> str:
-        if value and value not in names:
-            raise argparse.ArgumentTypeError(f"{value[:40]!r} is not one of {', '.join(names)}")
-        return value
-
-    parse.__name__ = "choice"
-    return parse
-
-
 PHASES = ("train", "tune", "unlikelihood", "fixed_length")  # the model card's phases
 
 
@@ -453,8 +441,8 @@ def field_types() -> dict[str, object]:
         types[name] = number(0)
     types["definitions"] = number(0, 1)  # a share
     types["schedule"] = one_of("linear", "constant")
-    types["phase"] = blank_or(*PHASES)
-    types["only"] = blank_or(*dict(parts.named_children()))
+    types["phase"] = one_of(*PHASES, blank=True)  # "": no phase named
+    types["only"] = one_of(*dict(parts.named_children()), blank=True)  # "": every part
     return types
 
 
