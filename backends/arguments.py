@@ -76,6 +76,37 @@ def number(
     return _argument(lambda text: read_number(text, low, high, above), "number")
 
 
+def whole_numbers(
+    low: int = 0, high: int | None = None, most: int | None = None, distinct: bool = False
+) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated `read_whole` numbers in low..high, at least one, at
+    most `most` of them, with `distinct` none twice."""
+    shape = f"comma-separated whole numbers {_bounds(low, high, False)}"
+    if most is not None:
+        shape = f"1 to {most} {shape}"
+
+    def parse(text: str) -> tuple[int, ...]:
+        parts = [part for part in text.split(",") if part.strip()]
+        if not parts or (most is not None and len(parts) > most):
+            raise argparse.ArgumentTypeError(f"expected {shape}, got {text[:40]!r}")
+        values: list[int] = []
+        for part in parts:
+            try:
+                value = read_whole(part, low, high)
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"expected {shape}, got {part.strip()[:40]!r}"
+                    + (f" in {text[:40]!r}" if len(parts) > 1 else "")
+                ) from None
+            if distinct and value in values:
+                raise argparse.ArgumentTypeError(f"{value} is given twice in {text[:40]!r}")
+            values.append(value)
+        return tuple(values)
+
+    parse.__name__ = "whole numbers"
+    return parse
+
+
 def one_of(*options: str, blank: bool = False) -> Callable[[str], str]:
     """An argparse type: like choices=, but quoting at most 40 characters of a bad value;
     with `blank`, "" (a field's "none of them") is taken too."""

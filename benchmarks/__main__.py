@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from backends.arguments import file_to_write, number, read_whole, whole_number
+from backends.arguments import file_to_write, number, whole_number, whole_numbers
 from backends.learners import parse_learners
 from backends.learners.token_tuning import MAX_STEPS
 from backends.registry import unknown_name_message
@@ -28,33 +28,6 @@ from benchmarks.tasks import get_task, task_names
 COMMANDS = ("report", "rescore")  # what the task argument names besides the tasks
 # PQ codes of 8 bits train 256 centroids per sub-quantiser: a smaller store cannot be built
 KNN_MIN = 256
-
-
-def _ints(low: int = 1):
-    """An argparse type: comma-separated whole numbers, each >= `low`, none twice."""
-
-    def parse(text: str) -> tuple[int, ...]:
-        parts = [part for part in text.split(",") if part.strip()]
-        if not parts:
-            raise argparse.ArgumentTypeError(
-                f"expected comma-separated whole numbers >= {low}, got {text[:40]!r}"
-            )
-        values = []
-        for part in parts:
-            try:
-                value = read_whole(part, low)
-            except ValueError:
-                raise argparse.ArgumentTypeError(
-                    f"expected comma-separated whole numbers >= {low}, got {part.strip()[:40]!r}"
-                    + (f" in {text[:40]!r}" if len(parts) > 1 else "")
-                ) from None
-            if value in values:
-                raise argparse.ArgumentTypeError(f"{value} is given twice in {text[:40]!r}")
-            values.append(value)
-        return tuple(values)
-
-    parse.__name__ = "numbers"
-    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,7 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--lm", default=None, help="LM preset (default: the settings' LM)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument(
-        "--shots", type=_ints(1), default=(1, 2, 3), help="defgen/tournament: k values"
+        "--shots",
+        type=whole_numbers(1, distinct=True),
+        default=(1, 2, 3),
+        help="defgen/tournament: k values",
     )
     parser.add_argument(
         "--limit", type=whole_number(1), default=None, help="first N items per task (default: all)"
@@ -114,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--big", action="store_true", help="perf: add 10^6 vectors and votes")
     parser.add_argument(
         "--knn-sizes",
-        type=_ints(KNN_MIN),
+        type=whole_numbers(KNN_MIN, distinct=True),
         default=(10_000, 100_000),
         help=f"perf: kNN store sizes, each >= {KNN_MIN}",
     )
@@ -132,7 +108,10 @@ def _parser() -> argparse.ArgumentParser:
         help="perf: leave out the kNN store and the ratings (CPU work, whatever the device)",
     )
     parser.add_argument(
-        "--vote-sizes", type=_ints(1), default=(10_000, 100_000), help="perf: votes rated"
+        "--vote-sizes",
+        type=whole_numbers(1, distinct=True),
+        default=(10_000, 100_000),
+        help="perf: votes rated",
     )
     parser.add_argument("--results", type=Path, default=None, help="report: folder of JSON runs")
     parser.add_argument(

@@ -146,38 +146,19 @@ def evaluate(rows: list[dict], weights: torch.Tensor) -> dict[str, float]:
     return {"n": len(rows), "top1": round(top / n, 4), "weight_on_word": round(mass / n, 4)}
 
 
-def whole_numbers(low: int, high: int | None, most: int):
-    """An argparse type: 1 to `most` comma-separated whole numbers, each in [low, high]."""
-
-    def parse(value: str) -> list[int]:
-        try:
-            numbers = [int(x) for x in value.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{value[:40]!r} is not comma-separated whole numbers"
-            ) from None
-        if len(numbers) > most or any(n < low or (high and n > high) for n in numbers):
-            span = f"{low} to {high}" if high else f">= {low}"
-            raise argparse.ArgumentTypeError(f"{value[:40]!r}: write 1 to {most} numbers, {span}")
-        return numbers
-
-    parse.__name__ = "whole numbers"
-    return parse
-
-
 def main(argv: list[str] | None = None) -> None:
-    from backends.arguments import file_to_write, whole_number
+    from backends.arguments import file_to_write, whole_number, whole_numbers
 
     parser = argparse.ArgumentParser(
         prog="python -m training.reader_weights", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--per-pos",
-        type=whole_numbers(0, None, 3),
+        type=whole_numbers(0, most=3),
         default="100,100,100",
         help="nouns,verbs,adjectives",
     )
-    parser.add_argument("--shots", type=whole_numbers(1, SHOTS, SHOTS), default="1,2,3")
+    parser.add_argument("--shots", type=whole_numbers(1, SHOTS, most=SHOTS), default="1,2,3")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=whole_number(0), default=0, help="0 = torch's default")
     parser.add_argument("--cache", default=None, help="features file (default: in the cache)")

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from backends.arguments import number, whole_number
+from backends.arguments import number, whole_number, whole_numbers
 
 
 def test_whole_numbers():
@@ -33,3 +33,12 @@ def test_argparse_names_the_argument(capsys):
         parser.parse_args(["--limit", "-1"])
     assert exit_.value.code == 2
     assert "argument --limit: expected a whole number >= 1, got '-1'" in capsys.readouterr().err
+
+
+def test_lists_of_whole_numbers_as_reader_weights_reads_counts_and_shots():
+    assert list(whole_numbers(0, most=3)("100,0,20")) == [100, 0, 20]
+    assert list(whole_numbers(1, 3, most=3)("1,2,3")) == [1, 2, 3]
+    with pytest.raises(argparse.ArgumentTypeError, match="1 to 3"):
+        whole_numbers(1, 3, most=3)("2,3,4")
+    with pytest.raises(argparse.ArgumentTypeError, match="given twice"):
+        whole_numbers(1, distinct=True)("1,1")

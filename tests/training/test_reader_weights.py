@@ -97,14 +97,3 @@ def test_bad_arguments_get_one_line_naming_them_before_any_model_loads(capsys, a
     from training.reader_weights import main
 
     assert message in refused(capsys, main, argv, "python -m training.reader_weights")
-
-
-def test_counts_and_shots_are_read_as_lists_of_whole_numbers():
-    import argparse
-
-    from training.reader_weights import whole_numbers
-
-    assert whole_numbers(0, None, 3)("100,0,20") == [100, 0, 20]
-    assert whole_numbers(1, 3, 3)("1,2,3") == [1, 2, 3]
-    with pytest.raises(argparse.ArgumentTypeError, match="1 to 3"):
-        whole_numbers(1, 3, 3)("2,3,4")
