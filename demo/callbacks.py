@@ -66,6 +66,8 @@ class Callbacks:
         self.exports = ExportFolder(settings.export_files_kept)
         # an export reads every vote: a few per minute per client address
         self.export_limit = TokenBuckets({"address": settings.export_limit}, "exports")
+        # Learn holds the LM, one click at a time: a few clicks per minute per client address
+        self.learn_limit = TokenBuckets({"address": settings.learn_limit}, "Learn requests")
         if mirror is None and settings.hub_dataset:  # NONCE_HUB_DATASET: votes outlive the Space
             mirror = HubMirror.start(
                 settings.hub_dataset, settings.cache_dir / "hub-mirror", settings.hub_every_minutes
@@ -99,14 +101,20 @@ class Callbacks:
         space: str,
         tt_steps: int = engine.DEFAULT_TT_STEPS,
         progress: engine.Progress = engine.no_progress,
+        who: Who | None = None,
     ) -> dict[str, Any]:
-        """Every chosen learner on the word; cards, neighbour chart and map of `space`."""
+        """Every chosen learner on the word; cards, neighbour chart and map of `space`.
+
+        `who` is the page's client, limited per address (`DemoSettings.learn_limit`); a
+        caller in this process passes none and is not limited."""
         item = checked_item(word, split_sentences(sentences))
         names = parse_learners(_names(learners))
         lm, device = _choice(lm, list(LM_PRESETS), "LM"), _choice(device, DEVICES, "device")
         space = _choice(space, SPACES, "space")
         tt_steps = _whole(tt_steps, "token-tuning steps")
         configs = engine.learner_configs(tt_steps)
+        if who is not None:  # after the checks: a typo costs no click
+            self.learn_limit.take(address=who.address or "unknown")
         start = time.perf_counter()
         engine.set_up_lm(lm, device, progress)  # type: ignore[arg-type]
         progress(0.1, desc=_learning_note(item.word, names, int(tt_steps)))

@@ -230,7 +230,7 @@ def _leaderboard_tab() -> Components:
     return ui
 
 
-def _wire_learn(cb: Callbacks, ui: Components) -> None:
+def _wire_learn(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
     names = ("word", "sentences", "definition", "learners", "lm", "device", "space", "tt_steps")
     outputs = [ui[n] for n in ("status", "cards", "view", "neighbours_plot", "map_plot")]
 
@@ -244,10 +244,12 @@ def _wire_learn(cb: Callbacks, ui: Components) -> None:
         device,
         space,
         tt_steps,
+        request: gr.Request,
         progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
     ):
         values = (word, sentences, definition, learners, lm, device, space, tt_steps)
-        return _keyed(_guarded(cb.learn, *values, progress=progress), ui)
+        who = _who(settings, None, request, None)  # Learn is limited per client address
+        return _keyed(_guarded(cb.learn, *values, progress=progress, who=who), ui)
 
     def on_space(view, space):
         if view is None:  # nothing learnt yet: the space chosen applies to the next Learn
@@ -408,7 +410,7 @@ def build_app(settings: DemoSettings, callbacks: Callbacks | None = None) -> gr.
             with gr.Tab("Leaderboard", id="leaderboard") as board_tab:
                 ui |= _leaderboard_tab()
         ui["browser_id"] = browser_id
-        _wire_learn(cb, ui)
+        _wire_learn(cb, ui, settings)
         _wire_arena(cb, ui, settings)
         _wire_board(cb, ui, settings, board_tab)
         # a browser without a valid signed id (new, or forged) gets a fresh one from the server

@@ -10,14 +10,13 @@ import pytest
 
 from demo.engine import run_battle
 from demo.sampling import replay
-from demo.settings import DemoSettings, RateLimit
-from tests.tools.loadtest import client_of, launch
+from demo.settings import DemoSettings
+from tests.tools.loadtest import client_of, launch, open_limits
 
 pytestmark = pytest.mark.integration
 
 FAST = ["centroid", "prompting"]
 SENTENCES = "A wug is a small <script>alert(1)</script> bird.\nThe wug sang all night."
-OPEN = RateLimit(per_minute=1e6, burst=10_000)  # the concurrency test votes fast on purpose
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +32,7 @@ def served(tmp_path_factory):
         cache_dir=folder,
         arena_learners=tuple(FAST),
         arena_items=pool,
-        vote_limit=OPEN,
-        battle_limit=OPEN,
-        address_vote_limit=OPEN,
-        address_battle_limit=OPEN,
+        **open_limits(),  # the concurrency test votes fast on purpose
         leaderboard_rounds=20,
         event_concurrency=20,
     )

@@ -13,6 +13,7 @@ from demo.callbacks import Callbacks
 from demo.identity import Who
 from demo.settings import DemoSettings, RateLimit
 from demo.store import Item, Matchup
+from tests.tools.loadtest import open_limits
 
 ALICE = Who(session="alice-session")
 
@@ -21,15 +22,11 @@ def open_settings(tmp_path, rows: list[dict]) -> DemoSettings:
     """Two cheap learners over a pool of `rows`, with limits no test reaches."""
     pool = tmp_path / "pool.jsonl"
     pool.write_text("\n".join(json.dumps(r) for r in rows))
-    open_limit = RateLimit(per_minute=600, burst=100)
     return DemoSettings(
         cache_dir=tmp_path,
         arena_learners=("centroid", "prompting"),
         arena_items=pool,
-        battle_limit=open_limit,
-        address_battle_limit=open_limit,
-        vote_limit=open_limit,
-        address_vote_limit=open_limit,
+        **open_limits(RateLimit(per_minute=600, burst=100)),
         leaderboard_rounds=10,
     )
 

@@ -183,6 +183,33 @@ def test_rate_limit_per_annotator(cb, settings):
     strict.vote(strict.battle_pool(BOB)["battle_id"], "a", BOB)  # others are not held up
 
 
+def test_learn_is_limited_per_address_before_the_lm_is_touched(settings, monkeypatch):
+    import demo.engine
+
+    class ReachedTheLM(Exception):
+        pass
+
+    def set_up_lm(*_args, **_kwargs):
+        raise ReachedTheLM
+
+    monkeypatch.setattr(demo.engine, "set_up_lm", set_up_lm)
+    cb = Callbacks(settings.with_(learn_limit=RateLimit(per_minute=1, burst=2)))
+    args = ("wug", "A wug sang.", "", ["centroid"], "gemma-3-270m", "cpu", "input", 0)
+    here, there = Who(session="x", address="203.0.113.5"), Who(address="203.0.113.6")
+    with pytest.raises(InputError, match="does not contain the word"):  # a typo: no click spent
+        cb.learn("wug", "A dax sang.", *args[2:], who=here)
+    for _ in range(2):
+        with pytest.raises(ReachedTheLM):
+            cb.learn(*args, who=here)
+    with pytest.raises(RateLimited, match=r"Too many Learn requests .*\(per address\); try again"):
+        cb.learn(*args, who=here)
+    with pytest.raises(ReachedTheLM):  # another address, and a caller in this process
+        cb.learn(*args, who=there)
+    with pytest.raises(ReachedTheLM):
+        cb.learn(*args)
+    cb.close()
+
+
 def test_points_are_signed_without_a_negative_zero():
     from demo.callbacks import _points
 
@@ -284,6 +311,9 @@ def test_settings_read_the_environment(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="NONCE_VOTES_PER_MIN"):
         load_demo_settings()
     monkeypatch.setenv("NONCE_VOTES_PER_MIN", "5")
+    monkeypatch.setenv("NONCE_LEARNS_PER_MIN", "100")
+    assert load_demo_settings().learn_limit.per_minute == 100
+    monkeypatch.delenv("NONCE_LEARNS_PER_MIN")
     monkeypatch.setenv("NONCE_ARENA_ORACLE_SHARE", "0.2")
     assert load_demo_settings().arena_oracle_share == 0.2
     monkeypatch.setenv("NONCE_ARENA_ORACLE_SHARE", "2")
@@ -300,6 +330,7 @@ def test_settings_read_the_environment(monkeypatch, tmp_path):
         ("NONCE_ARENA_TOP_K", "2.5"),
         ("NONCE_ARENA_TT_STEPS", "-5"),
         ("NONCE_HUB_EVERY_MINUTES", "inf"),
+        ("NONCE_LEARNS_PER_MIN", "0"),
     ]:
         monkeypatch.setenv(name, value)
         with pytest.raises(ValueError, match=f"{name}="):

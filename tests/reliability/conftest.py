@@ -11,7 +11,7 @@ import pytest
 from backends.inputs import check_definition, check_examples, check_word
 from backends.neighbours import Neighbour
 from demo.settings import DemoSettings
-from tests.tools.loadtest import OPEN, launch
+from tests.tools.loadtest import launch, open_limits
 
 FAST = ("centroid", "prompting")
 
@@ -72,10 +72,7 @@ def settings_in(folder, db: str | None = None, **changes) -> DemoSettings:
         db=db or str(folder / "votes.sqlite"),
         arena_learners=FAST,
         arena_items=small_pool(folder),
-        vote_limit=OPEN,
-        battle_limit=OPEN,
-        address_vote_limit=OPEN,
-        address_battle_limit=OPEN,
+        **open_limits(),
         leaderboard_rounds=10,
     )
     return base.with_(**changes)

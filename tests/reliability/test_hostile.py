@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import urllib.error
@@ -331,6 +332,23 @@ def test_http_api(tmp_path, app_factory, no_model):
     battle_id = client.predict(None, api_name="/battle_pool")[0]
     client.predict(battle_id, None, api_name="/vote_b")
     assert callbacks.store.count_votes() == 1
+
+
+def test_learn_through_the_api_is_limited_per_address(tmp_path, app_factory, no_model):
+    from demo.settings import RateLimit
+
+    url, _callbacks = app_factory(settings_in(tmp_path, learn_limit=RateLimit(1, burst=2)))
+    learn = ["wug", GOOD_SENTENCE, "", ["centroid"], "gemma-3-270m", "cpu", "input", 0]
+    clients = [client_of(url), client_of(url)]  # two sessions, one address (127.0.0.1)
+    assert [
+        api_outcome(lambda c=c: c.predict(*learn, api_name="/learn"), "HTTP API") for c in clients
+    ] == ["ok", "ok"]
+    try:
+        clients[0].predict(*learn, api_name="/learn")
+    except Exception as err:  # noqa: BLE001 — gradio_client's AppError carries the message
+        assert re.search(r"Too many Learn requests .*\(per address\); try again in \d+ s", str(err))
+    else:
+        raise AssertionError("a third Learn from one address within the minute was not refused")
 
 
 def test_export(tmp_path, monkeypatch, no_model):

@@ -28,7 +28,7 @@ from pathlib import Path
 from backends.arguments import number, whole_number
 from demo.settings import DemoSettings
 from demo.store import VoteStore
-from tests.tools.loadtest import FAST_LEARNERS, OPEN, check_loopback, client_of, launch
+from tests.tools.loadtest import FAST_LEARNERS, check_loopback, client_of, launch, open_limits
 
 
 def rotate(url: str, threads: int, seconds: float) -> dict:
@@ -80,13 +80,7 @@ def recur(url: str, battles: int) -> dict:
 def _settings(folder: Path, mode: str) -> DemoSettings:
     base = DemoSettings(cache_dir=folder, arena_learners=FAST_LEARNERS, leaderboard_rounds=20)
     if mode == "recur":  # one honest-speed client: limits out of the way, the real LM on
-        return base.with_(
-            battle_limit=OPEN,
-            vote_limit=OPEN,
-            address_battle_limit=OPEN,
-            address_vote_limit=OPEN,
-            repeat_share=0.0,
-        )
+        return base.with_(**open_limits(), repeat_share=0.0)
     return base  # rotate: the shipped limits, canned texts (the LM is not what is tested)
 
 

@@ -9,7 +9,9 @@ By default it launches the app in this process on a free loopback port, over the
 by --db (a SQLite path, a database URL, or `postgres` for a throwaway cluster), with open rate
 limits and canned arena definitions, so the votes load the API and the store, not the model.
 Learn runs the real default LM with fast learners. --url drives an app already running on
-this machine (loopback only). Every run is bounded: a vote total and a wall-clock timeout.
+this machine (loopback only); every client there shares one address, so start that app with
+NONCE_LEARNS_PER_MIN (and NONCE_ADDRESS_*) raised for more Learn clicks than one person's.
+Every run is bounded: a vote total and a wall-clock timeout.
 Each annotator is one gradio_client; a vote is acknowledged when /vote_* returned normally,
 and afterwards every acknowledged battle id must be in the store exactly once.
 """
@@ -43,6 +45,13 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST_LEARNERS = ("centroid", "prompting", "definition_reader")  # Learn in a second or two each
 CANNED = "a small made-up thing, defined for the load test"
 OPEN = RateLimit(per_minute=1e9, burst=1_000_000)
+
+
+def open_limits(limit: RateLimit = OPEN) -> dict[str, RateLimit]:
+    """DemoSettings fields for `limit` on battles, votes and Learn, per annotator and per
+    address (exports keep theirs): a test or load run that calls fast from one machine."""
+    names = ("battle_limit", "vote_limit", "address_battle_limit", "address_vote_limit")
+    return dict.fromkeys((*names, "learn_limit"), limit)
 
 
 def check_loopback(url: str) -> str:
@@ -246,10 +255,7 @@ def run(args: argparse.Namespace) -> dict:
             cache_dir=folder,
             db=_store_target(args.db, folder, stack),
             arena_learners=FAST_LEARNERS,
-            vote_limit=OPEN,
-            battle_limit=OPEN,
-            address_vote_limit=OPEN,
-            address_battle_limit=OPEN,
+            **open_limits(),
             leaderboard_rounds=20,
         )
         if args.url:
