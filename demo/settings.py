@@ -42,8 +42,10 @@ class DemoSettings:
     # Learners the arena pits against each other (NONCE_ARENA_LEARNERS); empty = every one
     # that reads example sentences (a battle gives no definition for the definition reader).
     arena_learners: tuple[str, ...] = ()
-    # Token tuning steps in arena battles: few, so a battle stays cheap (NONCE_ARENA_TT_STEPS).
-    arena_tt_steps: int = 5
+    # Token tuning steps in arena battles (NONCE_ARENA_TT_STEPS): the library's default
+    # (TokenTuningConfig.steps, not imported: it would load torch with the settings), as on
+    # the Learn tab and in the benchmarks, so the arena judges the token tuning they measure.
+    arena_tt_steps: int = 4
     # Prepared arena items, one JSON object per line: {"word", "examples": [...]}.
     arena_items: Path = ASSETS / "arena_items.jsonl"
     # Ready examples for the Learn tab.

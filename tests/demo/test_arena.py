@@ -40,6 +40,14 @@ def cb(tmp_path, monkeypatch, tiny_lm):
     callbacks.close()
 
 
+def test_battles_tune_tokens_as_the_learn_tab_and_the_benchmarks_do():
+    from backends.learners.token_tuning import TokenTuningConfig
+    from benchmarks.runs import RunOptions
+
+    steps = TokenTuningConfig().steps
+    assert DemoSettings().arena_tt_steps == steps == RunOptions.tt_steps  # a field default
+
+
 def test_each_battle_samples_new_texts_and_stores_how(cb):
     shown = [cb.battle_pool(ALICE) for _ in range(8)]
     battles = [cb.store.get_battle(s["battle_id"]) for s in shown]
