@@ -2,7 +2,7 @@
 #   docker build -t nonce-arena . && docker run -p 7860:7860 -v nonce-votes:/data nonce-arena
 FROM python:3.11-slim
 
-# WordNet 3.0 for the definition reader (NLTK reads the Debian files; see DESIGN.md)
+# WordNet 3.0 for the definition reader (NLTK reads the Debian files; README, "Models")
 RUN apt-get update \
     && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index \
     && rm -rf /var/lib/apt/lists/*

