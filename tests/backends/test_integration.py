@@ -12,6 +12,7 @@ from backends.definitions import slot_for
 from backends.inputs import Example
 from backends.learners import learner_names, load_learner
 from backends.learners.token_tuning import TokenTuningConfig
+from tests.readme import python_example
 
 pytestmark = pytest.mark.integration
 
@@ -19,6 +20,12 @@ WUG = [
     "The wug hopped across the garden and pecked at the seeds.",
     "My daughter fed a wug some bread crumbs at the pond.",
 ]
+
+
+def test_the_readmes_library_example_runs_as_written(capsys):
+    exec(python_example("from backends import learn"), {})  # noqa: S102
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["centroid", "token_tuning"]
 
 
 def test_cli_learns_with_every_learner_offline():

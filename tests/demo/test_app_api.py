@@ -11,6 +11,7 @@ import pytest
 from demo.engine import run_battle
 from demo.sampling import replay
 from demo.settings import DemoSettings
+from tests.readme import python_example
 from tests.tools.loadtest import client_of, launch, open_limits
 
 pytestmark = pytest.mark.integration
@@ -51,6 +52,15 @@ def test_a_space_chosen_before_any_learn_is_no_error(served):
     client = client_of(url)  # a new session: nothing learnt, no plots to redraw
     unchanged = {"__type__": "update"}  # gr.skip(): the plots stay as they are
     assert client.predict("output", api_name="/redraw") == (unchanged, unchanged)
+
+
+def test_the_readmes_api_example_runs_as_written(served):
+    url, callbacks = served
+    example = python_example("from gradio_client import Client")
+    assert example.count('"http://localhost:7860/"') == 1
+    before = callbacks.store.count_votes()
+    exec(example.replace('"http://localhost:7860/"', repr(url)), {})  # noqa: S102
+    assert callbacks.store.count_votes() == before + 1
 
 
 def test_learn_battle_vote_leaderboard(served):
