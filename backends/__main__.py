@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--word", required=True)
     learn.add_argument("--example", action="append", default=[], help="a sentence using the word")
     learn.add_argument("--definition", help="optional definition (read by definition_reader)")
+    learn.add_argument(
+        "--real-word", help="optional: the word it stands for, to compare (the LM knows it)"
+    )
     learn.add_argument("--learner", default="all", help="NAME, NAME,NAME or all")
     learn.add_argument("--lm", default=None, help="LM preset, local folder or hub id")
     learn.add_argument("--device", default=None, type=one_of("auto", "cpu", "cuda"))
@@ -61,6 +64,13 @@ def _as_record(result) -> dict:
             }
             for r in result.results
         ],
+        "real_word": None
+        if result.known is None
+        else {
+            "word": result.known.word,
+            "definitions": result.known.definitions,
+            "cosine": {name: round(c, 4) for name, c in result.known.similarity.items()},
+        },
     }
 
 
@@ -73,6 +83,13 @@ def _print_table(record: dict) -> None:
         print(f"  neighbours: {near}")
         if r["info"].get("note"):  # what the learner says of its result, as its app card does
             print(f"  note: {r['info']['note']}")
+        if record["real_word"]:
+            cosine = record["real_word"]["cosine"][r["learner"]]
+            print(f"  cosine to {record['real_word']['word']!r}: {cosine:.2f}")
+    if record["real_word"]:  # the ceiling: the LM defining the word it knows
+        print(f"\n[the real word: {record['real_word']['word']}] (not a learner)")
+        for name, text in record["real_word"]["definitions"].items():
+            print(f"  {name}: {text}")
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in record["timings"].items())
     print(f"\n{timings}")
 
@@ -93,6 +110,7 @@ def _learn(args) -> None:
         device=args.device or load_settings().device,
         k=args.k,
         configs=configs,
+        real_word=args.real_word,
     )
     record = _as_record(result)
     if args.json:

@@ -64,8 +64,8 @@ def _clean(text: str, what: str, limit: int) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def check_word(word: str) -> str:
-    word = _clean(word, "the word", MAX_WORD_CHARS)
+def check_word(word: str, what: str = "the word") -> str:
+    word = _clean(word, what, MAX_WORD_CHARS)
     if not word:
         raise InputError("enter the new word")
     skeleton = "".join(
@@ -73,9 +73,17 @@ def check_word(word: str) -> str:
     )
     if not _WORD.match(skeleton):
         raise InputError(
-            f"the word {word!r} must be a single word: letters or digits, inner - or ' allowed"
+            f"{what} {word!r} must be a single word: letters or digits, inner - or ' allowed"
         )
     return word
+
+
+def check_real_word(word: str | None) -> str | None:
+    """The real word a person says the new one stands for (optional: blank is none), held
+    to the new word's rules."""
+    if word is None or (isinstance(word, str) and not word.strip()):
+        return None
+    return check_word(word, "the real word")
 
 
 def _spaceless_mark(c: str) -> bool:

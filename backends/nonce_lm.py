@@ -128,6 +128,20 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
     return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
 
 
+def with_real_word(word: str, text: str, real: str) -> str:
+    """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
+    word's ending put on the real one (blicks -> birds): the sentences the LM reads when it
+    already knows the word (the oracle in context)."""
+    stem = word_pattern(word)
+
+    def real_form(match: re.Match[str]) -> str:
+        ending = match.group()[stem.match(match.group()).end() :]
+        form = inflect(real, ending) if ending else real
+        return form[:1].upper() + form[1:] if match.group()[:1].isupper() else form
+
+    return inflected_pattern(word).sub(real_form, text)
+
+
 def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: int) -> torch.Tensor:
     """[L, V'] rows' next-token log-probabilities -> [n, V'] their texts': each text's rows
     mixed by their beliefs ([L] log-weights, normalised within a text): log sum_r

@@ -11,16 +11,27 @@ from functools import lru_cache
 
 import torch
 
-from backends.definitions import define
-from backends.inputs import check_definition, check_examples, check_neighbours, check_word
+from backends.definitions import ORACLE, ORACLE_IN_CONTEXT, define, define_known
+from backends.inputs import (
+    Example,
+    check_definition,
+    check_examples,
+    check_neighbours,
+    check_real_word,
+    check_word,
+)
 from backends.learners import NonceEmbedding, load_learner, parse_learners
+from backends.learners.college import examples_prefix
 from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
-from backends.nonce_lm import NonceLM
+from backends.nonce_lm import NonceLM, with_real_word
 from backends.projection import MapPoint, neighbourhood_map
+from backends.reference import reference_vectors, unit
 from backends.settings import Device, load_settings, resolve_device
 
 log = logging.getLogger(__name__)
+
+REAL_WORD = "the real word"  # how maps and cards name the word a learner aims at
 
 
 def load_lm(name: str | None = None, device: Device = "auto") -> NonceLM:
@@ -68,12 +79,26 @@ class LearnerResult:
 
 
 @dataclass
+class KnownWord:
+    """The real word a person says the new one stands for, as the LM already knows it: the
+    ceiling a learner aims at, as the benchmarks' oracle rows measure it."""
+
+    word: str
+    # ORACLE: its own definition, same probe and decoding; ORACLE_IN_CONTEXT: the same after
+    # the examples with it in the new word's place (as shown)
+    definitions: dict[str, str]
+    vector: torch.Tensor  # its reference vector: the mean input row of its tokens
+    similarity: dict[str, float]  # learner -> cosine of its input vector to `vector`
+
+
+@dataclass
 class LearnResult:
     word: str
     lm: str
     device: str
     results: list[LearnerResult]
     timings: dict[str, float]
+    known: KnownWord | None = None  # with a real word given: what the learners aim at
 
 
 def learn(
@@ -88,14 +113,18 @@ def learn(
     configs: dict | None = None,
     max_new_tokens: int = 32,
     on_step: Callable[[str, int, int], None] | None = None,
+    real_word: str | None = None,
 ) -> LearnResult:
     """Validate, learn with every requested learner, define all in one batch, find neighbours.
 
-    `on_step(what, i, n)` is told before each of the n steps (each learner, then the
-    batched definitions), so a caller can show progress."""
+    `real_word`, when given, is the word the new one stands for: the result then holds what
+    the LM says of it and how near each learner's vector came to it (`KnownWord`).
+    `on_step(what, i, n)` is told before each of the n steps (each learner, the batched
+    definitions, then the real word's), so a caller can show progress."""
     word = check_word(word)
     checked = check_examples(word, examples)
     definition = check_definition(definition)
+    real_word = check_real_word(real_word)
     k = check_neighbours(k)
     names = parse_learners(learners)
     timings: dict[str, float] = {}
@@ -106,12 +135,13 @@ def learn(
     for learner in learners:  # a learner that cannot teach this LM refuses before any learns
         learner.check_lm(nonce_lm)
     embeddings = []
+    steps = len(names) + 1 + bool(real_word)
     for i, (name, learner) in enumerate(zip(names, learners)):
         if on_step:
-            on_step(name, i, len(names) + 1)
+            on_step(name, i, steps)
         embeddings.append(learner.learn(nonce_lm, word, checked, definition))
     if on_step:
-        on_step("definitions", len(names), len(names) + 1)
+        on_step("definitions", len(names), steps)
     start = time.perf_counter()
     definitions = define(nonce_lm, embeddings, max_new_tokens=max_new_tokens)
     timings["define_batched"] = time.perf_counter() - start
@@ -128,7 +158,41 @@ def learn(
                 {"learn": emb.seconds, "neighbours": time.perf_counter() - start},
             )
         )
-    return LearnResult(word, nonce_lm.name, str(nonce_lm.device), results, timings)
+    known = None
+    if real_word:
+        if on_step:
+            on_step("real_word", len(names) + 1, steps)
+        start = time.perf_counter()
+        known = known_word(nonce_lm, word, checked, real_word, embeddings, max_new_tokens)
+        timings["real_word"] = time.perf_counter() - start
+    return LearnResult(word, nonce_lm.name, str(nonce_lm.device), results, timings, known)
+
+
+def known_word(
+    lm: NonceLM,
+    word: str,
+    examples: list[Example],
+    real_word: str,
+    embeddings: list[NonceEmbedding],
+    max_new_tokens: int = 32,
+) -> KnownWord:
+    """What the LM says of `real_word`, alone and after the examples with it in `word`'s
+    place (college's layout, as DefGen's oracle rows), and each learner's input vector's
+    cosine to its reference vector (the word-vector benchmarks' measure)."""
+    filled = [Example(with_real_word(word, e.text, real_word)) for e in examples]
+    [alone] = define_known(lm, [real_word], max_new_tokens)
+    [in_context] = define_known(
+        lm,
+        [real_word],
+        max_new_tokens,
+        learner=ORACLE_IN_CONTEXT,
+        prefix=examples_prefix(filled),
+    )
+    vector = torch.from_numpy(reference_vectors(lm, [real_word])[0])
+    target = unit(vector)
+    similarity = {e.learner: float(unit(e.input_vector) @ target) for e in embeddings}
+    definitions = {ORACLE: alone.shown, ORACLE_IN_CONTEXT: in_context.shown}
+    return KnownWord(real_word, definitions, vector, similarity)
 
 
 def vector_in(embedding: NonceEmbedding, space: Space) -> torch.Tensor:
@@ -150,4 +214,16 @@ def map_points(
         found = r.neighbours.get(space) or index.search(vector, k)[0]
         neighbours[r.learner] = found[:k]
         rows[r.learner] = index.vectors_of([n.token_id for n in found[:k]])
+    if result.known is not None:  # where the learners aim: the real word, among its own
+        matrix = lm.input_matrix if space == "input" else lm.output_matrix
+        vector = torch.from_numpy(reference_vectors(lm, [result.known.word], matrix=matrix)[0])
+        name = real_word_label(result.known.word)
+        found = index.search(vector, k)[0]
+        learned[name], neighbours[name] = vector.numpy(), found[:k]
+        rows[name] = index.vectors_of([n.token_id for n in found[:k]])
     return neighbourhood_map(learned, neighbours, rows, seed=seed)
+
+
+def real_word_label(word: str) -> str:
+    """The real word's name on a map, beside the learners' names."""
+    return f"{REAL_WORD}: {word}"

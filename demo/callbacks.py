@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from backends.definitions import ORACLE_IN_CONTEXT
+from backends.inputs import check_real_word
 from backends.learners import parse_learners
 from backends.models import LM_PRESETS
 
@@ -102,12 +103,16 @@ class Callbacks:
         tt_steps: int = engine.DEFAULT_TT_STEPS,
         progress: engine.Progress = engine.no_progress,
         who: Who | None = None,
+        real_word: str | None = None,
     ) -> dict[str, Any]:
         """Every chosen learner on the word; cards, neighbour chart and map of `space`.
 
         `who` is the page's client, limited per address (`DemoSettings.learn_limit`); a
-        caller in this process passes none and is not limited."""
+        caller in this process passes none and is not limited. `real_word` (optional) is
+        the word the new one stands for: its card, each learner's cosine to it, its point
+        on the map."""
         item = checked_item(word, split_sentences(sentences))
+        real_word = check_real_word(real_word)
         names = parse_learners(_names(learners))
         lm, device = _choice(lm, list(LM_PRESETS), "LM"), _choice(device, DEVICES, "device")
         space = _choice(space, SPACES, "space")
@@ -128,11 +133,13 @@ class Callbacks:
             configs=configs,
             max_new_tokens=self.settings.max_new_tokens,
             on_step=lambda what, i, n: progress(0.1 + 0.75 * i / n, desc=_step_note(what)),
+            real_word=real_word,
         )
         engine.remember(self.cache, result, item, configs)
         progress(0.85, desc="Drawing the t-SNE map…")
         view = LearnView(result)
         plots = self._plots(view, space)
+        known = result.known
         rows = [
             (
                 r.learner,
@@ -140,12 +147,15 @@ class Callbacks:
                 r.embedding.seconds,
                 r.embedding.info.get("note", ""),
                 [(n.token, n.similarity) for n in r.neighbours.get("input", ())],
+                known.similarity.get(r.learner) if known else None,
             )
             for r in result.results
         ]
         return {
             "status": _run_summary(result, time.perf_counter() - start),
-            "cards": definition_cards(result.word, rows),
+            "cards": definition_cards(
+                result.word, rows, (known.word, known.definitions) if known else None
+            ),
             "view": view,
             **plots,
         }
@@ -352,6 +362,8 @@ def _step_note(what: str) -> str:
         return "Generating every learner's definition in one batch…"
     if what == "token_tuning":
         return "token_tuning: gradient steps on the new token (the slow one on a CPU)…"
+    if what == "real_word":
+        return "The real word: what the LM says of a word it knows…"
     return f"{what}: learning the word…"
 
 

@@ -112,6 +112,7 @@ def run_learn(
     configs: dict | None = None,
     max_new_tokens: int = 32,
     on_step=None,
+    real_word: str | None = None,
 ) -> LearnResult:
     """backends.pipeline.learn under the LM lock (GPU-bound on a ZeroGPU Space)."""
     from backends.pipeline import learn
@@ -127,6 +128,7 @@ def run_learn(
             configs=configs,
             max_new_tokens=max_new_tokens,
             on_step=on_step,
+            real_word=real_word,
         )
 
 
@@ -239,17 +241,11 @@ def oracle_definition(
     from backends.definitions import define_known
     from backends.inputs import Example
     from backends.learners.college import examples_prefix
-    from backends.nonce_lm import inflect, inflected_pattern, word_pattern
+    from backends.nonce_lm import inflected_pattern, with_real_word
 
     if not item.answer:
         raise ValueError(f"{item.word!r} has no real word behind it: the oracle cannot play")
-    answer, stem = item.answer, word_pattern(item.word)
-
-    def real(match) -> str:  # the made-up word's ending put on the real one: blicks -> birds
-        ending = match.group()[stem.match(match.group()).end() :]
-        return inflect(answer, ending) if ending else answer
-
-    filled = [Example(inflected_pattern(item.word).sub(real, text)) for text in item.examples]
+    filled = [Example(with_real_word(item.word, text, item.answer)) for text in item.examples]
     prefix = examples_prefix(filled)
     [found] = define_known(
         nonce_lm,

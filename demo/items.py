@@ -19,13 +19,17 @@ class ReadyExample:
     word: str
     examples: tuple[str, ...]
     definition: str = ""
+    real_word: str = ""  # the word it stands for, where there is one: the card to compare with
 
 
 @lru_cache(maxsize=4)
 def ready_examples(path: Path) -> tuple[ReadyExample, ...]:
     rows = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
-        ReadyExample(r["word"], tuple(r["examples"]), r.get("definition") or "") for r in rows
+        ReadyExample(
+            r["word"], tuple(r["examples"]), r.get("definition") or "", r.get("real_word") or ""
+        )
+        for r in rows
     )
 
 

@@ -121,6 +121,13 @@ def _learn_form(settings: DemoSettings) -> Components:
         label="Definition hint (optional; the definition reader reads it; up to "
         f"{MAX_DEFINITION_CHARS} characters)",
     )
+    ui["real_word"] = gr.Textbox(
+        label="Real word it stands for (optional): what the LM says of that word, which it "
+        "knows, beside the learners, and how near each came to it",
+        value="",  # an initial value makes it optional in API calls (gradio_client)
+        max_lines=1,
+        elem_id="learn-real-word",
+    )
     chosen = list(settings.learn_learners) or learner_names()
     ui["learners"] = gr.CheckboxGroup(learner_names(), value=chosen, label="Learners")
     ui["tt_steps"] = gr.Slider(
@@ -140,8 +147,11 @@ def _learn_form(settings: DemoSettings) -> Components:
     gr.Markdown(_hardware_note())
     ui["learn"] = gr.Button("Learn", variant="primary", elem_id="learn-button")
     gr.Examples(
-        [[e.word, "\n".join(e.examples), e.definition] for e in ready_examples(settings.examples)],
-        inputs=[ui["word"], ui["sentences"], ui["definition"]],
+        [
+            [e.word, "\n".join(e.examples), e.definition, e.real_word]
+            for e in ready_examples(settings.examples)
+        ],
+        inputs=[ui["word"], ui["sentences"], ui["definition"], ui["real_word"]],
         label="Ready examples: one click fills the form",
     )
     return ui
@@ -231,7 +241,18 @@ def _leaderboard_tab() -> Components:
 
 
 def _wire_learn(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
-    names = ("word", "sentences", "definition", "learners", "lm", "device", "space", "tt_steps")
+    # the API's order: real_word came last (with a default), so older calls still work
+    names = (
+        "word",
+        "sentences",
+        "definition",
+        "learners",
+        "lm",
+        "device",
+        "space",
+        "tt_steps",
+        "real_word",
+    )
     outputs = [ui[n] for n in ("status", "cards", "view", "neighbours_plot", "map_plot")]
 
     # explicit parameters: Gradio finds gr.Progress only among positional ones
@@ -245,11 +266,14 @@ def _wire_learn(cb: Callbacks, ui: Components, settings: DemoSettings) -> None:
         space,
         tt_steps,
         request: gr.Request,
+        real_word="",
         progress=gr.Progress(),  # noqa: B008 (Gradio injects it)
     ):
         values = (word, sentences, definition, learners, lm, device, space, tt_steps)
         who = _who(settings, None, request, None)  # Learn is limited per client address
-        return _keyed(_guarded(cb.learn, *values, progress=progress, who=who), ui)
+        return _keyed(
+            _guarded(cb.learn, *values, progress=progress, who=who, real_word=real_word), ui
+        )
 
     def on_space(view, space):
         if view is None:  # nothing learnt yet: the space chosen applies to the next Learn

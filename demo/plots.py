@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from backends.projection import MapPoint
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6")
+REAL_WORD_COLOUR = "#333333"  # the real word a learner aims at, on the map
 
 
 def _safe(text: str) -> str:
@@ -30,7 +31,10 @@ def learner_colour(name: str) -> str:
     (the bar charts leave out a learner without neighbours, so places among the ones drawn
     would give the same learner a different colour in the chart and in the map below)."""
     from backends.learners import learner_names  # the figures are built after the learners
+    from backends.pipeline import REAL_WORD
 
+    if name.startswith(REAL_WORD):  # the target, not a learner: a colour no learner has
+        return REAL_WORD_COLOUR
     names = learner_names()
     place = names.index(name) if name in names else zlib.crc32(name.encode())
     return PALETTE[place % len(PALETTE)]
@@ -116,6 +120,10 @@ def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go
 
 
 def _hover(learned: bool, group: str) -> str:
+    from backends.pipeline import REAL_WORD  # the figures are built after the library loads
+
+    if learned and group.startswith(REAL_WORD):  # not learnt: the word the learners aim at
+        return f"{_safe(group)}: its reference vector<extra></extra>"
     if learned:
         return f"learned by {_safe(group)}<extra></extra>"
     similarity = f"cosine %{{customdata[1]:.3f}} to {_safe(group)}"

@@ -23,17 +23,21 @@ def literal(text: str) -> str:
 NEAREST_ON_CARD = 5  # neighbours a card names in words (the chart draws them all)
 
 
-def definition_cards(word: str, rows: list[tuple]) -> str:
-    """One card per learner: (learner, definition, seconds[, note[, nearest]]) -> Markdown.
-    A note is what the learner says about its own result (the definition reader that read
-    only the spelling, the cache's effect on the word's probability, the words college's LM
-    read the new word as); nearest, its vector's nearest tokens in the input space as
-    (token, cosine) pairs, named on the card too: the chart below shows them only to the
-    eye and on hover."""
+def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -> str:
+    """One card per learner: (learner, definition, seconds[, note[, nearest[, to_real]]])
+    -> Markdown. A note is what the learner says about its own result (the definition
+    reader that read only the spelling, the cache's effect on the word's probability, the
+    words college's LM read the new word as); nearest, its vector's nearest tokens in the
+    input space as (token, cosine) pairs, named on the card too: the chart below shows them
+    only to the eye and on hover; to_real, its input vector's cosine to the real word's.
+    `known`, (real word, {oracle row: definition}), adds a last card: what the LM says of
+    the word it already knows, the ceiling the learners aim at."""
     blocks = [f"## Definitions of “{literal(word)}”"]
+    real = literal(known[0]) if known else ""
     for learner, definition, seconds, *rest in rows:
         note = rest[0] if rest else ""
         nearest = rest[1] if len(rest) > 1 else ()
+        to_real = rest[2] if len(rest) > 2 else None
         text = literal(definition) if definition.strip() else "*(no definition generated)*"
         block = f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}"
         if note:
@@ -42,5 +46,23 @@ def definition_cards(word: str, rows: list[tuple]) -> str:
         if named:
             words = " · ".join(f"{literal(t)} {c:.2f}" for t, c in named[:NEAREST_ON_CARD])
             block += f"\n\nNearest tokens (input space, cosine): {words}"
+        if known and to_real is not None:
+            block += f"\n\nCosine to “{real}” (its reference vector, input space): {to_real:.2f}"
         blocks.append(block)
+    if known:
+        said = "\n\n".join(
+            f"{ORACLE_SAYS.get(name, literal(name))}:\n\n> {literal(text) or '*(nothing)*'}"
+            for name, text in known[1].items()
+        )
+        blocks.append(
+            f"**The real word: “{real}”** · not a learner: the LM defining a word it knows, "
+            f"with the same probe and decoding, the ceiling the learners aim at\n\n{said}"
+        )
     return "\n\n---\n\n".join(blocks)
+
+
+# How the real word's card names the benchmarks' two oracle rows (backends.definitions)
+ORACLE_SAYS = {
+    "oracle": "Alone (`oracle`)",
+    "oracle_in_context": "After your sentences with it in them (`oracle_in_context`)",
+}

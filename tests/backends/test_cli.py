@@ -45,7 +45,20 @@ def test_the_table_shows_what_a_learner_notes(capsys):
 
     record = {"word": "florp", "lm": "gemma-3-270m", "device": "cpu", "timings": {"total": 1.0}}
     record["learners"] = [row("college", {"note": "read as: anvil 97%"}), row("centroid", {})]
+    record["real_word"] = None
     _print_table(record)
     out = capsys.readouterr().out
     assert "  note: read as: anvil 97%" in out
     assert out.count("note:") == 1  # a learner with nothing to say prints no note line
+    assert "real word" not in out and "cosine to" not in out
+    said = {"oracle": "a heavy iron block.", "oracle_in_context": "a block to hammer on."}
+    record["real_word"] = {
+        "word": "anvil",
+        "definitions": said,
+        "cosine": {"college": 0.98, "centroid": 0.2},
+    }
+    _print_table(record)
+    out = capsys.readouterr().out
+    assert "  cosine to 'anvil': 0.98" in out and "  cosine to 'anvil': 0.20" in out
+    assert "[the real word: anvil] (not a learner)" in out
+    assert "  oracle_in_context: a block to hammer on." in out

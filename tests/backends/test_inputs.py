@@ -8,6 +8,7 @@ from backends.inputs import (
     InputError,
     check_definition,
     check_examples,
+    check_real_word,
     check_word,
 )
 
@@ -170,3 +171,14 @@ def test_other_line_controls_are_refused_by_code_point(char, code):
 def test_definition_is_optional():
     assert check_definition(None) is None and check_definition("  ") is None
     assert check_definition(" a small bird ") == "a small bird"
+
+
+def test_the_real_word_is_optional_and_held_to_the_new_words_rules():
+    assert check_real_word(None) is None and check_real_word(" \u3000") is None
+    assert check_real_word(" anvil ") == "anvil"
+    with pytest.raises(InputError, match="the real word 'two words' must be a single word"):
+        check_real_word("two words")
+    with pytest.raises(InputError, match="the real word must be text"):
+        check_real_word(b"anvil")
+    with pytest.raises(InputError, match="the real word is 41 characters long"):
+        check_real_word("a" * 41)

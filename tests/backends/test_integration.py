@@ -47,6 +47,8 @@ def test_cli_learns_with_every_learner_offline():
         "3",
         "--device",
         "cpu",
+        "--real-word",
+        "bird",
         "--json",
     ]
     out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
@@ -60,6 +62,25 @@ def test_cli_learns_with_every_learner_offline():
     assert record["timings"]["define_batched"] > 0
     college = next(r for r in record["learners"] if r["learner"] == "college")
     assert college["info"]["note"].startswith("read as: "), college["info"]
+    # the real word: the LM's own definitions of it, and each learner's cosine to it
+    real = record["real_word"]
+    assert real["word"] == "bird" and set(real["cosine"]) == set(learner_names())
+    assert all(text.strip() for text in real["definitions"].values())
+    assert list(real["definitions"]) == ["oracle", "oracle_in_context"]
+
+
+def test_the_real_word_is_defined_and_placed_on_the_map():
+    from backends.pipeline import REAL_WORD, learn, map_points
+
+    result = learn("wug", WUG, ["centroid", "college"], device="cpu", real_word="bird")
+    known = result.known
+    # college reads the examples as a bird's: nearer the real word than the centroid is
+    assert known.similarity["college"] > known.similarity["centroid"]
+    assert "wug" not in known.definitions["oracle_in_context"]
+    points, _method = map_points(result, "input")
+    stars = [p.label for p in points if p.learned]
+    assert stars == ["centroid", "college", f"{REAL_WORD}: bird"]
+    assert learn("wug", WUG, ["centroid"], device="cpu", real_word=" ").known is None
 
 
 def test_token_tuning_lowers_the_loss_on_the_real_lm(real_lm):

@@ -6,7 +6,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from backends.nonce_lm import NonceSlot, inflect, inflected_pattern, mixed, word_pattern
+from backends.nonce_lm import (
+    NonceSlot,
+    inflect,
+    inflected_pattern,
+    mixed,
+    with_real_word,
+    word_pattern,
+)
 
 
 def random_slot(lm, n, seed=0):
@@ -588,3 +595,9 @@ def test_rows_past_the_tokenizers_vocabulary_are_spelt_empty_and_never_offered()
     assert lm.token_forms() is not None and lm.unwritable_ids().numel() >= 0
     emb = CentroidLearner().learn(lm, "wug", [Example("the wug sat on the mat .")])
     assert len(define(lm, [emb], max_new_tokens=4)) == 1
+
+
+def test_the_real_word_takes_the_made_up_ones_place_and_ending():
+    text = "Two blicks sat. The blick's nest; Blicked, the blicket stayed."
+    filled = with_real_word("blick", text, "bird")
+    assert filled == "Two birds sat. The bird's nest; Birded, the blicket stayed."

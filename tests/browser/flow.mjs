@@ -40,6 +40,7 @@ try {
   await tab("Learn");
   await field("learn-word").fill(word);
   await field("learn-sentences").fill(sentences);
+  await field("learn-real-word").fill("bird");
   await page.locator("#learn-button").click();
   await page.locator("#definition-cards").getByText("Definitions of").waitFor({ timeout: SLOW });
   await page.locator("#neighbours-plot .js-plotly-plot").waitFor({ timeout: 60_000 });

@@ -54,6 +54,7 @@ def test_learn_vote_and_leaderboard_in_chromium(tmp_path):
     report = json.loads(run.stdout.strip().splitlines()[-1])
     assert "0 votes" in report["before"] and "2 votes" in report["after"]
     assert all(name in report["cards"] for name in FAST)
+    assert "The real word: “bird”" in report["cards"]  # the ceiling's card, beside them
     assert "<img src=x" in report["shownSentences"] and report["xss"] is None
     assert "How to judge" in report["guidelines"]
     # keyboard and screen readers (demo/guidelines.py's script)

@@ -246,6 +246,21 @@ def test_a_card_names_its_nearest_tokens_in_words():
     assert "Nearest" not in definition_cards("florp", [("cache", "a.", 0.1, "", [])])
 
 
+def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came():
+    rows = [
+        ("centroid", "a block.", 0.1, "", [], 0.2),
+        ("college", "an iron block.", 1.0, "", [], 0.98),
+    ]
+    said = {"oracle": "a heavy <b>iron</b> block.", "oracle_in_context": ""}
+    cards = definition_cards("florp", rows, ("anvil", said))
+    blocks = cards.split("\n\n---\n\n")
+    assert blocks[-1].startswith("**The real word: “anvil”** · not a learner")
+    assert "Alone (`oracle`):\n\n> a heavy &lt;b&gt;iron&lt;/b&gt; block\\." in blocks[-1]
+    assert "(`oracle_in_context`):\n\n> *(nothing)*" in blocks[-1]
+    assert "Cosine to “anvil” (its reference vector, input space): 0.98" in blocks[2]
+    assert "Cosine to" not in definition_cards("florp", rows)  # no real word, no line
+
+
 def test_figures_escape_tokens_and_keep_nan_cells():
     from types import SimpleNamespace
 
@@ -289,11 +304,21 @@ def test_a_learner_has_one_colour_in_both_figures_and_a_missing_chart_is_said():
     assert bars.data[0].marker.color == star.marker.color == learner_colour("college")
     assert learner_colour("cache") != learner_colour("college")
     assert "No map" in map_figure([], "none", "florp", "output").layout.title.text
+    # the real word is drawn in a colour of its own, named as what it is, not a learner
+    from backends.learners import learner_names
+    from backends.pipeline import real_word_label
+
+    real = real_word_label("anvil")
+    assert learner_colour(real) not in {learner_colour(n) for n in learner_names()}
+    target = map_figure([MapPoint(real, real, True, 1.0, 0.0, 0.0)], "pca", "florp", "input")
+    assert "its reference vector" in target.data[0].hovertemplate
+    assert "learned by" not in target.data[0].hovertemplate
 
 
 def test_shipped_assets_are_valid():
     examples = ready_examples(ASSETS / "examples.json")
     assert {"slithy", "borogove"} <= {e.word for e in examples}
+    assert {e.word: e.real_word for e in examples if e.real_word}["florp"] == "anvil"
     pool = arena_pool(ASSETS / "arena_items.jsonl")
     assert len(pool) >= 500 and all(1 <= len(i.examples) <= 3 for i in pool)
 

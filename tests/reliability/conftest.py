@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from backends.inputs import check_definition, check_examples, check_word
+from backends.inputs import check_definition, check_examples, check_real_word, check_word
 from backends.neighbours import Neighbour
 from demo.settings import DemoSettings
 from tests.tools.loadtest import launch, open_limits
@@ -16,12 +16,13 @@ from tests.tools.loadtest import launch, open_limits
 FAST = ("centroid", "prompting")
 
 
-def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
+def echo_run_learn(word, examples, learners, definition=None, real_word=None, **_kwargs):
     """Stands in for the LM: each 'definition' repeats the hostile input, markup and all.
     It checks its inputs as the library's learn does, so refusals stay the library's."""
     check_word(word)
     check_examples(word, list(examples))
     check_definition(definition)
+    real_word = check_real_word(real_word)
     rows = [
         types.SimpleNamespace(
             learner=name,
@@ -33,8 +34,16 @@ def echo_run_learn(word, examples, learners, definition=None, **_kwargs):
         )
         for name in learners
     ]
+    known = None
+    if real_word:  # its card shows the oracles' definitions: they echo the input as well
+        echo = f"{real_word} <script>alert(2)</script> **{examples[0][:80]}**"
+        known = types.SimpleNamespace(
+            word=real_word,
+            definitions={"oracle": echo, "oracle_in_context": echo},
+            similarity=dict.fromkeys(learners, 0.5),
+        )
     return types.SimpleNamespace(
-        word=word, lm="gemma-3-270m", device="cpu", results=rows, timings={}
+        word=word, lm="gemma-3-270m", device="cpu", results=rows, timings={}, known=known
     )
 
 

@@ -64,6 +64,10 @@ def word_ok(h) -> str:
     return expected(h.name in ACCEPTED_AS_WORD)
 
 
+def real_word_ok(h) -> str:
+    return "ok" if not h.text.strip() else word_ok(h)
+
+
 def sentences_ok(h) -> str:
     return expected(h.name in ACCEPTED_AS_SENTENCES)
 
@@ -210,6 +214,9 @@ def test_ui_callbacks(tmp_path, no_model):
             if slot == 0:
                 args[1] = f"The {h.text} sang."
             assert outcome(lambda: cb.learn(*args), "UI learn") == wanted[slot], (h.name, slot)  # noqa: B023
+        # the optional real word: blank is none, else a word as the new one is
+        real = outcome(lambda: cb.learn(*learn, real_word=h.text), "UI learn")  # noqa: B023
+        assert real == real_word_ok(h), h.name
         own = outcome(lambda: cb.battle_own(h.text, f"A {h.text} sat.", who), "UI battle")  # noqa: B023
         assert own == word_ok(h), h.name
         own_sentences = outcome(lambda: cb.battle_own(WORD, h.text, who), "UI battle")  # noqa: B023
@@ -289,6 +296,7 @@ def test_http_api(tmp_path, app_factory, no_model):
         (lambda t: client.predict("wug", t, *learn[2:], api_name="/learn"), sentences_ok),
         (lambda t: client.predict(*learn[:2], t, *learn[3:], api_name="/learn"), definition_ok[0]),
         (lambda t: client.predict(*learn[:3], [t], *learn[4:], api_name="/learn"), None),
+        (lambda t: client.predict(*learn, t, api_name="/learn"), real_word_ok),
         (lambda t: client.predict(t, f"A {t} sat.", None, api_name="/battle_own"), word_ok),
         (lambda t: client.predict("wug", t, None, api_name="/battle_own"), sentences_ok),
         (lambda t: client.predict(t, None, api_name="/vote_a"), None),
@@ -301,7 +309,7 @@ def test_http_api(tmp_path, app_factory, no_model):
         got = api_outcome(lambda: call(text), "HTTP API")  # noqa: B023
         assert got == (answer(h) if answer else "refused"), (h.name, i % len(calls))
         made = _battles(callbacks.store) - before
-        assert made == (1 if got == "ok" and i % len(calls) >= 4 else 0), h.name
+        assert made == (1 if got == "ok" and i % len(calls) >= 5 else 0), h.name
     for n in NUMBERS:
         number = isinstance(n, (int, float))  # reaches our callback; the rest stop at the slider
         steps = api_outcome(
