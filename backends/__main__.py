@@ -69,6 +69,7 @@ def _as_record(result) -> dict:
         else {
             "word": result.known.word,
             "definitions": result.known.definitions,
+            "says_itself": result.known.says_itself,
             "cosine": {name: round(c, 4) for name, c in result.known.similarity.items()},
         },
     }
@@ -83,8 +84,8 @@ def _print_table(record: dict) -> None:
         print(f"  neighbours: {near}")
         if r["info"].get("note"):  # what the learner says of its result, as its app card does
             print(f"  note: {r['info']['note']}")
-        if record["real_word"]:
-            cosine = record["real_word"]["cosine"][r["learner"]]
+        cosine = (record["real_word"] or {}).get("cosine", {}).get(r["learner"])
+        if cosine is not None:  # none where the vector does not hold what it learned
             print(f"  cosine to {record['real_word']['word']!r}: {cosine:.2f}")
     if record["real_word"]:  # the ceiling: the LM defining the word it knows
         print(f"\n[the real word: {record['real_word']['word']}] (not a learner)")

@@ -130,14 +130,22 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
 
 def with_real_word(word: str, text: str, real: str) -> str:
     """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
-    word's ending put on the real one (blicks -> birds): the sentences the LM reads when it
-    already knows the word (the oracle in context)."""
+    word's ending put on the real one (blicks -> birds) and its capitals (Blick -> Bird,
+    BLICKS -> BIRDS; a real word with capitals of its own, eBay, keeps them): the sentences
+    the LM reads when it already knows the word (the oracle in context). English endings
+    (regular ones: mouse + s -> mouses) go only on a word of a script written with spaces."""
     stem = word_pattern(word)
+    endings = not written_without_spaces(real)
 
     def real_form(match: re.Match[str]) -> str:
-        ending = match.group()[stem.match(match.group()).end() :]
-        form = inflect(real, ending) if ending else real
-        return form[:1].upper() + form[1:] if match.group()[:1].isupper() else form
+        typed = match.group()
+        ending = typed[stem.match(typed).end() :]
+        form = inflect(real, ending) if ending and endings else real
+        if real != real.lower():  # capitals of its own: as the person typed it
+            return form
+        if typed.isupper() and len(typed) > 1:
+            return form.upper()
+        return form[:1].title() + form[1:] if typed[:1].isupper() else form
 
     return inflected_pattern(word).sub(real_form, text)
 

@@ -24,7 +24,7 @@ from backends.learners import NonceEmbedding, load_learner, parse_learners
 from backends.learners.college import examples_prefix
 from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
-from backends.nonce_lm import NonceLM, with_real_word
+from backends.nonce_lm import NonceLM, inflected_pattern, with_real_word
 from backends.projection import MapPoint, neighbourhood_map
 from backends.reference import reference_vectors, unit
 from backends.settings import Device, load_settings, resolve_device
@@ -87,8 +87,13 @@ class KnownWord:
     # ORACLE: its own definition, same probe and decoding; ORACLE_IN_CONTEXT: the same after
     # the examples with it in the new word's place (as shown)
     definitions: dict[str, str]
+    # which of them say the word itself, or an inflection of it, as its own bans let through
+    # ('a "sneeze" or ...'): a definition the benchmarks count as degenerate
+    says_itself: dict[str, bool]
     vector: torch.Tensor  # its reference vector: the mean input row of its tokens
-    similarity: dict[str, float]  # learner -> cosine of its input vector to `vector`
+    # learner -> cosine of its input vector to `vector`, for learners whose vector holds what
+    # they learned (`Learner.learns_a_vector`; not prompting's random one)
+    similarity: dict[str, float]
 
 
 @dataclass
@@ -163,7 +168,8 @@ def learn(
         if on_step:
             on_step("real_word", len(names) + 1, steps)
         start = time.perf_counter()
-        known = known_word(nonce_lm, word, checked, real_word, embeddings, max_new_tokens)
+        vectors = [e for e, learner in zip(embeddings, learners) if learner.learns_a_vector]
+        known = known_word(nonce_lm, word, checked, real_word, vectors, max_new_tokens)
         timings["real_word"] = time.perf_counter() - start
     return LearnResult(word, nonce_lm.name, str(nonce_lm.device), results, timings, known)
 
@@ -177,8 +183,8 @@ def known_word(
     max_new_tokens: int = 32,
 ) -> KnownWord:
     """What the LM says of `real_word`, alone and after the examples with it in `word`'s
-    place (college's layout, as DefGen's oracle rows), and each learner's input vector's
-    cosine to its reference vector (the word-vector benchmarks' measure)."""
+    place (college's layout, as DefGen's oracle rows), and each of `embeddings`' input
+    vector's cosine to its reference vector (the word-vector benchmarks' measure)."""
     filled = [Example(with_real_word(word, e.text, real_word)) for e in examples]
     [alone] = define_known(lm, [real_word], max_new_tokens)
     [in_context] = define_known(
@@ -192,7 +198,9 @@ def known_word(
     target = unit(vector)
     similarity = {e.learner: float(unit(e.input_vector) @ target) for e in embeddings}
     definitions = {ORACLE: alone.shown, ORACLE_IN_CONTEXT: in_context.shown}
-    return KnownWord(real_word, definitions, vector, similarity)
+    itself = inflected_pattern(real_word)
+    says_itself = {name: bool(itself.search(text)) for name, text in definitions.items()}
+    return KnownWord(real_word, definitions, says_itself, vector, similarity)
 
 
 def vector_in(embedding: NonceEmbedding, space: Space) -> torch.Tensor:

@@ -154,7 +154,9 @@ class Callbacks:
         return {
             "status": _run_summary(result, time.perf_counter() - start),
             "cards": definition_cards(
-                result.word, rows, (known.word, known.definitions) if known else None
+                result.word,
+                rows,
+                (known.word, known.definitions, known.says_itself) if known else None,
             ),
             "view": view,
             **plots,

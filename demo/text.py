@@ -29,9 +29,10 @@ def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -
     reader that read only the spelling, the cache's effect on the word's probability, the
     words college's LM read the new word as); nearest, its vector's nearest tokens in the
     input space as (token, cosine) pairs, named on the card too: the chart below shows them
-    only to the eye and on hover; to_real, its input vector's cosine to the real word's.
-    `known`, (real word, {oracle row: definition}), adds a last card: what the LM says of
-    the word it already knows, the ceiling the learners aim at."""
+    only to the eye and on hover; to_real, its input vector's cosine to the real word's
+    (None for a learner whose vector does not hold what it learned). `known`, (real word,
+    {oracle row: definition}[, {oracle row: says the word itself}]), adds a last card: what
+    the LM says of the word it already knows, the ceiling the learners aim at."""
     blocks = [f"## Definitions of “{literal(word)}”"]
     real = literal(known[0]) if known else ""
     for learner, definition, seconds, *rest in rows:
@@ -48,10 +49,16 @@ def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -
             block += f"\n\nNearest tokens (input space, cosine): {words}"
         if known and to_real is not None:
             block += f"\n\nCosine to “{real}” (its reference vector, input space): {to_real:.2f}"
+        elif known:
+            block += (
+                f"\n\nNo cosine to “{real}”: this learner's vector does not hold what it learned."
+            )
         blocks.append(block)
     if known:
+        itself = known[2] if len(known) > 2 else {}
         said = "\n\n".join(
             f"{ORACLE_SAYS.get(name, literal(name))}:\n\n> {literal(text) or '*(nothing)*'}"
+            + (SAYS_ITSELF if itself.get(name) else "")
             for name, text in known[1].items()
         )
         blocks.append(
@@ -60,6 +67,9 @@ def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -
         )
     return "\n\n---\n\n".join(blocks)
 
+
+# Said under an oracle's definition that names its own word, which the LM's bans let through
+SAYS_ITSELF = "\n\n*It says the word itself, which the benchmarks count as degenerate.*"
 
 # How the real word's card names the benchmarks' two oracle rows (backends.definitions)
 ORACLE_SAYS = {

@@ -53,6 +53,9 @@ class Learner(ABC):
     # Whether the example sentences are what it learns from. The arena shows sentences and
     # no definition, so by default it pits only these learners against each other.
     reads_examples: ClassVar[bool] = True
+    # Whether its input vector holds what it learned: not where the vector is random and
+    # the examples go into the prompt (prompting), so a cosine to the real word means nothing.
+    learns_a_vector: ClassVar[bool] = True
 
     def check_lm(self, lm: NonceLM) -> None:
         """Raise ValueError, with what to do instead, if this learner cannot teach `lm`

@@ -26,6 +26,7 @@ class PromptingConfig:
 class PromptingLearner(Learner):
     name = "prompting"
     paper = "Teehan, Lake & Ren 2024 (CoLLEGe), in-context prompting baseline"
+    learns_a_vector = False  # a random vector: what it learns is in the prompt
 
     def __init__(self, config: PromptingConfig = PromptingConfig()):
         self.config = config

@@ -64,9 +64,10 @@ def test_cli_learns_with_every_learner_offline():
     assert college["info"]["note"].startswith("read as: "), college["info"]
     # the real word: the LM's own definitions of it, and each learner's cosine to it
     real = record["real_word"]
-    assert real["word"] == "bird" and set(real["cosine"]) == set(learner_names())
+    # every learner's cosine but prompting's, whose vector is random (its prompt learns)
+    assert real["word"] == "bird" and set(real["cosine"]) == set(learner_names()) - {"prompting"}
     assert all(text.strip() for text in real["definitions"].values())
-    assert list(real["definitions"]) == ["oracle", "oracle_in_context"]
+    assert list(real["definitions"]) == list(real["says_itself"]) == ["oracle", "oracle_in_context"]
 
 
 def test_the_real_word_is_defined_and_placed_on_the_map():

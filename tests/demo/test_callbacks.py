@@ -250,6 +250,7 @@ def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came()
     rows = [
         ("centroid", "a block.", 0.1, "", [], 0.2),
         ("college", "an iron block.", 1.0, "", [], 0.98),
+        ("prompting", "a thing.", 0.0, "", [], None),  # a random vector: no cosine
     ]
     said = {"oracle": "a heavy <b>iron</b> block.", "oracle_in_context": ""}
     cards = definition_cards("florp", rows, ("anvil", said))
@@ -258,7 +259,13 @@ def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came()
     assert "Alone (`oracle`):\n\n> a heavy &lt;b&gt;iron&lt;/b&gt; block\\." in blocks[-1]
     assert "(`oracle_in_context`):\n\n> *(nothing)*" in blocks[-1]
     assert "Cosine to “anvil” (its reference vector, input space): 0.98" in blocks[2]
-    assert "Cosine to" not in definition_cards("florp", rows)  # no real word, no line
+    assert "No cosine to “anvil”: this learner's vector does not hold what it learned." in blocks[3]
+    assert "osine to" not in definition_cards("florp", rows)  # no real word, no line
+    # an oracle's definition that names its own word is said to
+    said = {"oracle": "a heavy block.", "oracle_in_context": "an anvil's block."}
+    itself = {"oracle": False, "oracle_in_context": True}
+    card = definition_cards("florp", rows, ("anvil", said, itself)).split("---")[-1]
+    assert card.count("It says the word itself") == 1 and card.endswith("degenerate.*")
 
 
 def test_figures_escape_tokens_and_keep_nan_cells():

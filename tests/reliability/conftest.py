@@ -40,6 +40,7 @@ def echo_run_learn(word, examples, learners, definition=None, real_word=None, **
         known = types.SimpleNamespace(
             word=real_word,
             definitions={"oracle": echo, "oracle_in_context": echo},
+            says_itself={"oracle": True, "oracle_in_context": False},
             similarity=dict.fromkeys(learners, 0.5),
         )
     return types.SimpleNamespace(
