@@ -140,7 +140,7 @@ def with_real_word(word: str, text: str, real: str) -> str:
     def real_form(match: re.Match[str]) -> str:
         typed = match.group()
         ending = typed[stem.match(typed).end() :]
-        form = inflect(real, ending) if ending and endings else real
+        form = inflect(real, ending.lower()) if ending and endings else real
         if real != real.lower():  # capitals of its own: as the person typed it
             return form
         if typed.isupper() and len(typed) > 1:

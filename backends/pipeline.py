@@ -11,7 +11,15 @@ from functools import lru_cache
 
 import torch
 
-from backends.definitions import ORACLE, ORACLE_IN_CONTEXT, define, define_known
+from backends.decoding import Decoding
+from backends.definitions import (
+    DEFAULT_DECODING,
+    ORACLE,
+    ORACLE_IN_CONTEXT,
+    Definition,
+    define,
+    define_known,
+)
 from backends.inputs import (
     Example,
     check_definition,
@@ -140,13 +148,13 @@ def learn(
     for learner in learners:  # a learner that cannot teach this LM refuses before any learns
         learner.check_lm(nonce_lm)
     embeddings = []
-    steps = len(names) + 1 + bool(real_word)
+    progress_steps = len(names) + 1 + bool(real_word)
     for i, (name, learner) in enumerate(zip(names, learners)):
         if on_step:
-            on_step(name, i, steps)
+            on_step(name, i, progress_steps)
         embeddings.append(learner.learn(nonce_lm, word, checked, definition))
     if on_step:
-        on_step("definitions", len(names), steps)
+        on_step("definitions", len(names), progress_steps)
     start = time.perf_counter()
     definitions = define(nonce_lm, embeddings, max_new_tokens=max_new_tokens)
     timings["define_batched"] = time.perf_counter() - start
@@ -166,10 +174,10 @@ def learn(
     known = None
     if real_word:
         if on_step:
-            on_step("real_word", len(names) + 1, steps)
+            on_step("real_word", len(names) + 1, progress_steps)
         start = time.perf_counter()
-        vectors = [e for e, learner in zip(embeddings, learners) if learner.learns_a_vector]
-        known = known_word(nonce_lm, word, checked, real_word, vectors, max_new_tokens)
+        with_vectors = [e for e, learner in zip(embeddings, learners) if learner.learns_a_vector]
+        known = known_word(nonce_lm, word, checked, real_word, with_vectors, max_new_tokens)
         timings["real_word"] = time.perf_counter() - start
     return LearnResult(word, nonce_lm.name, str(nonce_lm.device), results, timings, known)
 
@@ -185,15 +193,9 @@ def known_word(
     """What the LM says of `real_word`, alone and after the examples with it in `word`'s
     place (college's layout, as DefGen's oracle rows), and each of `embeddings`' input
     vector's cosine to its reference vector (the word-vector benchmarks' measure)."""
-    filled = [Example(with_real_word(word, e.text, real_word)) for e in examples]
     [alone] = define_known(lm, [real_word], max_new_tokens)
-    [in_context] = define_known(
-        lm,
-        [real_word],
-        max_new_tokens,
-        learner=ORACLE_IN_CONTEXT,
-        prefix=examples_prefix(filled),
-    )
+    texts = [e.text for e in examples]
+    in_context = define_in_context(lm, word, texts, real_word, max_new_tokens)
     vector = torch.from_numpy(reference_vectors(lm, [real_word])[0])
     target = unit(vector)
     similarity = {e.learner: float(unit(e.input_vector) @ target) for e in embeddings}
@@ -203,6 +205,30 @@ def known_word(
     return KnownWord(real_word, definitions, says_itself, vector, similarity)
 
 
+def define_in_context(
+    lm: NonceLM,
+    word: str,
+    texts: list[str],
+    real_word: str,
+    max_new_tokens: int = 32,
+    decoding: Decoding = DEFAULT_DECODING,
+) -> Definition:
+    """The LM defining `real_word` after the sentences `texts` with it in the made-up
+    `word`'s place, set before the probe as college sets its examples, banned from its own
+    word: DefGen's `oracle_in_context`, the Learn tab's real-word card and the arena's
+    oracle side."""
+    filled = [Example(with_real_word(word, text, real_word)) for text in texts]
+    [found] = define_known(
+        lm,
+        [real_word],
+        max_new_tokens,
+        decoding=decoding,
+        learner=ORACLE_IN_CONTEXT,
+        prefix=examples_prefix(filled),
+    )
+    return found
+
+
 def vector_in(embedding: NonceEmbedding, space: Space) -> torch.Tensor:
     return embedding.input_vector if space == "input" else embedding.output_vector
 
@@ -210,7 +236,8 @@ def vector_in(embedding: NonceEmbedding, space: Space) -> torch.Tensor:
 def map_points(
     result: LearnResult, space: Space = "input", k: int = 10, seed: int = 0
 ) -> tuple[list[MapPoint], str]:
-    """t-SNE (or PCA) of every learner's vector with its top-k neighbours in `space`."""
+    """t-SNE (or PCA) of every learner's vector with its top-k neighbours in `space`, and
+    with a real word given (`result.known`), that word's reference vector with its own."""
     lm = load_lm(result.lm, "cuda" if result.device.startswith("cuda") else "cpu")  # cached
     index = vocabulary_index(lm, space)
     learned, neighbours, rows = {}, {}, {}
@@ -223,8 +250,10 @@ def map_points(
         neighbours[r.learner] = found[:k]
         rows[r.learner] = index.vectors_of([n.token_id for n in found[:k]])
     if result.known is not None:  # where the learners aim: the real word, among its own
-        matrix = lm.input_matrix if space == "input" else lm.output_matrix
-        vector = torch.from_numpy(reference_vectors(lm, [result.known.word], matrix=matrix)[0])
+        vector = result.known.vector  # in the output space, the same mean of its output rows
+        if space == "output":
+            matrix = lm.output_matrix
+            vector = torch.from_numpy(reference_vectors(lm, [result.known.word], matrix=matrix)[0])
         name = real_word_label(result.known.word)
         found = index.search(vector, k)[0]
         learned[name], neighbours[name] = vector.numpy(), found[:k]

@@ -14,10 +14,10 @@ MIN_TSNE_POINTS = 6
 
 @dataclass(frozen=True)
 class MapPoint:
-    label: str  # token, or the learner's name for a learned vector
-    group: str  # the learner whose neighbourhood this point belongs to
-    learned: bool  # a learned vector (True) or a vocabulary neighbour
-    similarity: float  # cosine to the learner's vector (1.0 for the vector itself)
+    label: str  # token, or the learner's name for a learned vector (or the real word's label)
+    group: str  # the learner (or real word) whose neighbourhood this point belongs to
+    learned: bool  # a learned vector, or the real word's (True), or a vocabulary neighbour
+    similarity: float  # cosine to the group's vector (1.0 for the vector itself)
     x: float
     y: float
 
@@ -47,7 +47,8 @@ def neighbourhood_map(
     vocab_vectors: dict[str, np.ndarray],
     seed: int = 0,
 ) -> tuple[list[MapPoint], str]:
-    """Points for every learner's vector and its neighbours (dict keys: learner names)."""
+    """Points for every learner's vector and its neighbours (dict keys: learner names, and
+    the real word's label where one is given: `backends.pipeline.real_word_label`)."""
     if not learned:  # every vector chosen was a zero vector: nothing to place
         return [], "none"
     labels, groups, flags, sims, rows = [], [], [], [], []

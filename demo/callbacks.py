@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from backends.definitions import ORACLE_IN_CONTEXT
-from backends.inputs import check_real_word
+from backends.inputs import check_definition, check_real_word
 from backends.learners import parse_learners
 from backends.models import LM_PRESETS
 
@@ -118,6 +118,7 @@ class Callbacks:
         space = _choice(space, SPACES, "space")
         tt_steps = _whole(tt_steps, "token-tuning steps")
         configs = engine.learner_configs(tt_steps)
+        check_definition(definition)  # here too, so that a hint too long costs no click
         if who is not None:  # after the checks: a typo costs no click
             self.learn_limit.take(address=who.address or "unknown")
         start = time.perf_counter()
@@ -139,25 +140,9 @@ class Callbacks:
         progress(0.85, desc="Drawing the t-SNE map…")
         view = LearnView(result)
         plots = self._plots(view, space)
-        known = result.known
-        rows = [
-            (
-                r.learner,
-                r.definition,
-                r.embedding.seconds,
-                r.embedding.info.get("note", ""),
-                [(n.token, n.similarity) for n in r.neighbours.get("input", ())],
-                known.similarity.get(r.learner) if known else None,
-            )
-            for r in result.results
-        ]
         return {
             "status": _run_summary(result, time.perf_counter() - start),
-            "cards": definition_cards(
-                result.word,
-                rows,
-                (known.word, known.definitions, known.says_itself) if known else None,
-            ),
+            "cards": _cards(result),
             "view": view,
             **plots,
         }
@@ -374,6 +359,21 @@ def _learning_note(word: str, names: list[str], tt_steps: int) -> str:
     if "token_tuning" in names and tt_steps:
         note += f" Token tuning takes {tt_steps} gradient steps: the slow part on a CPU."
     return note
+
+
+def _cards(result: LearnResult) -> str:
+    """Every learner's card, and with a real word given, that word's."""
+    rows = [
+        (
+            r.learner,
+            r.definition,
+            r.embedding.seconds,
+            r.embedding.info.get("note", ""),
+            [(n.token, n.similarity) for n in r.neighbours.get("input", ())],
+        )
+        for r in result.results
+    ]
+    return definition_cards(result.word, rows, result.known)
 
 
 def _run_summary(result: LearnResult, seconds: float) -> str:

@@ -238,23 +238,13 @@ def oracle_definition(
     compound"'), the made-up word is shown in its place: the voter is not told the answer
     nor which side knew it, and the text reads as a learner's that names its new word,
     degenerate to the judge as that is."""
-    from backends.definitions import define_known
-    from backends.inputs import Example
-    from backends.learners.college import examples_prefix
-    from backends.nonce_lm import inflected_pattern, with_real_word
+    from backends.nonce_lm import inflected_pattern
+    from backends.pipeline import define_in_context
 
     if not item.answer:
         raise ValueError(f"{item.word!r} has no real word behind it: the oracle cannot play")
-    filled = [Example(with_real_word(item.word, text, item.answer)) for text in item.examples]
-    prefix = examples_prefix(filled)
-    [found] = define_known(
-        nonce_lm,
-        [item.answer],
-        max_new_tokens,
-        decoding=decoding,
-        learner=ORACLE_IN_CONTEXT,
-        prefix=prefix,
-    )
+    texts = list(item.examples)
+    found = define_in_context(nonce_lm, item.word, texts, item.answer, max_new_tokens, decoding)
     text = found.marked(mark_cut)
     return inflected_pattern(item.answer).sub(lambda _: item.word, text)
 

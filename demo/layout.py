@@ -122,8 +122,9 @@ def _learn_form(settings: DemoSettings) -> Components:
         f"{MAX_DEFINITION_CHARS} characters)",
     )
     ui["real_word"] = gr.Textbox(
-        label="Real word it stands for (optional): what the LM says of that word, which it "
-        "knows, beside the learners, and how near each came to it",
+        label="Real word it stands for (optional)",
+        info="what the LM says of that word, which it knows, beside the learners, and how "
+        "near each came to it",
         value="",  # an initial value makes it optional in API calls (gradio_client)
         max_lines=1,
         elem_id="learn-real-word",

@@ -63,12 +63,12 @@ class DemoSettings:
     # Exports of the whole vote table per client address (NONCE_EXPORTS_PER_MIN), and how
     # many export files the app keeps on disk at once (Gradio serves its own copy).
     export_limit: RateLimit = RateLimit(per_minute=6, burst=3)
+    export_files_kept: int = 4
     # Learn clicks per client address (NONCE_LEARNS_PER_MIN). Learn runs one click at a time
     # and a click holds the LM for seconds (a minute with 100 token-tuning steps on a CPU),
     # so one client looping over the API would keep everyone else waiting; a person, who
     # waits for each click, stays far below it.
     learn_limit: RateLimit = RateLimit(per_minute=12, burst=6)
-    export_files_kept: int = 4
     # Events waiting in Gradio's queue at most (NONCE_QUEUE_SIZE): beyond it a request is
     # refused at once ("queue is full") instead of piling up memory and waiting time.
     queue_size: int = 256

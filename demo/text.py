@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backends.pipeline import KnownWord
 
 # Markdown's punctuation with a meaning; a backslash makes each literal (CommonMark 2.4)
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
@@ -23,22 +27,34 @@ def literal(text: str) -> str:
 NEAREST_ON_CARD = 5  # neighbours a card names in words (the chart draws them all)
 
 
-def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -> str:
-    """One card per learner: (learner, definition, seconds[, note[, nearest[, to_real]]])
-    -> Markdown. A note is what the learner says about its own result (the definition
-    reader that read only the spelling, the cache's effect on the word's probability, the
-    words college's LM read the new word as); nearest, its vector's nearest tokens in the
-    input space as (token, cosine) pairs, named on the card too: the chart below shows them
-    only to the eye and on hover; to_real, its input vector's cosine to the real word's
-    (None for a learner whose vector does not hold what it learned). `known`, (real word,
-    {oracle row: definition}[, {oracle row: says the word itself}]), adds a last card: what
-    the LM says of the word it already knows, the ceiling the learners aim at."""
+# How the real word's card names the benchmarks' two oracle rows (backends.definitions:
+# ORACLE, ORACLE_IN_CONTEXT; not imported, so that this module loads without torch)
+ORACLE_SAYS = {
+    "oracle": "Alone (`oracle`)",
+    "oracle_in_context": "After your sentences with it in them (`oracle_in_context`)",
+}
+# Said under an oracle's definition that names its own word, which the LM's bans let through
+# (found by spelling, as the benchmarks find it: "a card" for car is found too)
+SAYS_ITSELF = (
+    "\n\n*It seems to say the word itself or a form of it, which the benchmarks count as "
+    "degenerate.*"
+)
+
+
+def definition_cards(word: str, rows: list[tuple], known: KnownWord | None = None) -> str:
+    """One card per learner: (learner, definition, seconds[, note[, nearest]]) -> Markdown.
+    A note is what the learner says about its own result (the definition reader that read
+    only the spelling, the cache's effect on the word's probability, the words college's LM
+    read the new word as); nearest, its vector's nearest tokens in the input space as
+    (token, cosine) pairs, named on the card too: the chart below shows them only to the
+    eye and on hover. With a real word (`known`), each card gives its learner's cosine to
+    it, and a last card what the LM says of that word, which it knows: the ceiling the
+    learners aim at."""
     blocks = [f"## Definitions of “{literal(word)}”"]
-    real = literal(known[0]) if known else ""
+    real = literal(known.word) if known else ""
     for learner, definition, seconds, *rest in rows:
         note = rest[0] if rest else ""
         nearest = rest[1] if len(rest) > 1 else ()
-        to_real = rest[2] if len(rest) > 2 else None
         text = literal(definition) if definition.strip() else "*(no definition generated)*"
         block = f"**{literal(learner)}** · learned in {seconds:.1f} s\n\n> {text}"
         if note:
@@ -47,32 +63,20 @@ def definition_cards(word: str, rows: list[tuple], known: tuple | None = None) -
         if named:
             words = " · ".join(f"{literal(t)} {c:.2f}" for t, c in named[:NEAREST_ON_CARD])
             block += f"\n\nNearest tokens (input space, cosine): {words}"
-        if known and to_real is not None:
-            block += f"\n\nCosine to “{real}” (its reference vector, input space): {to_real:.2f}"
-        elif known:
-            block += (
-                f"\n\nNo cosine to “{real}”: this learner's vector does not hold what it learned."
-            )
+        if known and learner in known.similarity:
+            cosine = known.similarity[learner]
+            block += f"\n\nCosine to “{real}” (its reference vector, input space): {cosine:.2f}"
+        elif known:  # prompting: a random vector, what it learns is in its prompt
+            block += f"\n\nNo cosine to “{real}”: its vector does not hold what it learned."
         blocks.append(block)
     if known:
-        itself = known[2] if len(known) > 2 else {}
         said = "\n\n".join(
             f"{ORACLE_SAYS.get(name, literal(name))}:\n\n> {literal(text) or '*(nothing)*'}"
-            + (SAYS_ITSELF if itself.get(name) else "")
-            for name, text in known[1].items()
+            + (SAYS_ITSELF if known.says_itself.get(name) else "")
+            for name, text in known.definitions.items()
         )
         blocks.append(
             f"**The real word: “{real}”** · not a learner: the LM defining a word it knows, "
             f"with the same probe and decoding, the ceiling the learners aim at\n\n{said}"
         )
     return "\n\n---\n\n".join(blocks)
-
-
-# Said under an oracle's definition that names its own word, which the LM's bans let through
-SAYS_ITSELF = "\n\n*It says the word itself, which the benchmarks count as degenerate.*"
-
-# How the real word's card names the benchmarks' two oracle rows (backends.definitions)
-ORACLE_SAYS = {
-    "oracle": "Alone (`oracle`)",
-    "oracle_in_context": "After your sentences with it in them (`oracle_in_context`)",
-}

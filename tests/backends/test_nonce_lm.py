@@ -604,5 +604,6 @@ def test_the_real_word_takes_the_made_up_ones_place_and_ending():
     # capitals as typed; a real word's own capitals kept; no English ending on a script
     # written without spaces
     assert with_real_word("florp", "The FLORPS fell. Florp!", "anvil") == "The ANVILS fell. Anvil!"
+    assert with_real_word("florp", "FLORPS, FLORPED", "box") == "BOXES, BOXED"
     assert with_real_word("florp", "Florp is here; florps.", "eBay") == "eBay is here; eBays."
     assert with_real_word("florp", "Two florps. Florped.", "金床") == "Two 金床. 金床."

@@ -69,8 +69,8 @@ def test_learn_beside_the_real_word(served):
         "wug", SENTENCES, "", FAST, "gemma-3-270m", "cpu", "input", 0, "bird", api_name="/learn"
     )
     assert "**The real word: “bird”**" in cards and "`oracle_in_context`" in cards
-    assert list(FAST) == ["centroid", "prompting"]  # prompting's vector is random: no cosine
-    assert cards.count("Cosine to “bird”") == 1 and cards.count("No cosine to “bird”") == 1
+    # centroid's vector holds what it learned; prompting's is random, so it has no cosine
+    assert cards.count("Cosine to “bird”") == cards.count("No cosine to “bird”") == 1
     assert "the real word: bird" in json.dumps(tsne)  # its point on the map
 
 

@@ -247,7 +247,8 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
         shown = "a bird that sings …"
         return [SimpleNamespace(text="a small songbird", shown=shown, marked=lambda level: shown)]
 
-    monkeypatch.setattr(backends.definitions, "define_known", fake_define_known)
+    # the oracle in context is the library's (backends.pipeline.define_in_context)
+    monkeypatch.setattr(backends.pipeline, "define_known", fake_define_known)
     item = Item("blick", ("The blick sang.", "Two blicks slept."), "bird")
     decoding = object()
     # where it spells the real word out, the voter reads the made-up one in its place
@@ -260,7 +261,7 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
         "decoding": decoding,
     }
     found = backends.definitions.Definition("oracle_in_context", "bird", "a small songbird", "")
-    monkeypatch.setattr(backends.definitions, "define_known", lambda *a, **k: [found])
+    monkeypatch.setattr(backends.pipeline, "define_known", lambda *a, **k: [found])
     assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small songbird"
     with pytest.raises(ValueError, match="no real word"):
         oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)

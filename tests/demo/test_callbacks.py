@@ -198,6 +198,8 @@ def test_learn_is_limited_per_address_before_the_lm_is_touched(settings, monkeyp
     here, there = Who(session="x", address="203.0.113.5"), Who(address="203.0.113.6")
     with pytest.raises(InputError, match="does not contain the word"):  # a typo: no click spent
         cb.learn("wug", "A dax sang.", *args[2:], who=here)
+    with pytest.raises(InputError, match="definition is 601 characters long"):
+        cb.learn(*args[:2], "x" * 601, *args[3:], who=here)
     for _ in range(2):
         with pytest.raises(ReachedTheLM):
             cb.learn(*args, who=here)
@@ -247,25 +249,32 @@ def test_a_card_names_its_nearest_tokens_in_words():
 
 
 def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came():
+    import torch
+
+    from backends.pipeline import KnownWord
+
     rows = [
-        ("centroid", "a block.", 0.1, "", [], 0.2),
-        ("college", "an iron block.", 1.0, "", [], 0.98),
-        ("prompting", "a thing.", 0.0, "", [], None),  # a random vector: no cosine
+        ("centroid", "a block.", 0.1, "", []),
+        ("college", "an iron block.", 1.0, "", []),
+        ("prompting", "a thing.", 0.0, "", []),  # a random vector: no cosine
     ]
     said = {"oracle": "a heavy <b>iron</b> block.", "oracle_in_context": ""}
-    cards = definition_cards("florp", rows, ("anvil", said))
-    blocks = cards.split("\n\n---\n\n")
+    itself = {"oracle": False, "oracle_in_context": False}
+    cosines = {"centroid": 0.2, "college": 0.98}
+    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines)
+    blocks = definition_cards("florp", rows, known).split("\n\n---\n\n")
     assert blocks[-1].startswith("**The real word: “anvil”** · not a learner")
     assert "Alone (`oracle`):\n\n> a heavy &lt;b&gt;iron&lt;/b&gt; block\\." in blocks[-1]
     assert "(`oracle_in_context`):\n\n> *(nothing)*" in blocks[-1]
     assert "Cosine to “anvil” (its reference vector, input space): 0.98" in blocks[2]
-    assert "No cosine to “anvil”: this learner's vector does not hold what it learned." in blocks[3]
+    assert "No cosine to “anvil”: its vector does not hold what it learned." in blocks[3]
     assert "osine to" not in definition_cards("florp", rows)  # no real word, no line
     # an oracle's definition that names its own word is said to
     said = {"oracle": "a heavy block.", "oracle_in_context": "an anvil's block."}
     itself = {"oracle": False, "oracle_in_context": True}
-    card = definition_cards("florp", rows, ("anvil", said, itself)).split("---")[-1]
-    assert card.count("It says the word itself") == 1 and card.endswith("degenerate.*")
+    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines)
+    card = definition_cards("florp", rows, known).split("---")[-1]
+    assert card.count("say the word itself") == 1 and card.endswith("degenerate.*")
 
 
 def test_figures_escape_tokens_and_keep_nan_cells():

@@ -97,6 +97,8 @@ def test_library(monkeypatch, tiny_lm):
         learned = outcome(lambda: pipeline.learn(WORD, both(), "centroid"), "library")  # noqa: B023
         assert learned == outcome(lambda: check_examples(WORD, both()), "library"), h.name  # noqa: B023
         definition = outcome(lambda: check_definition(text), "library")  # noqa: B023
+        real = lambda: pipeline.learn(WORD, [GOOD_SENTENCE], "centroid", real_word=text)  # noqa: B023, E731
+        assert outcome(real, "library") == real_word_ok(h), h.name
         assert definition == expected(h.name not in REFUSED_AS_DEFINITION), h.name
         assert outcome(lambda: parse_learners(text), "library") == "refused", h.name  # noqa: B023
     for n in NUMBERS:
