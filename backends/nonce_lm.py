@@ -128,6 +128,13 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
     return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
 
 
+def names_word(text: str, word: str) -> bool:
+    """Whether `text` says `word` or an inflection of it ('to bruise', 'bruised'), found by
+    spelling: a definition that does names what it defines (the benchmarks' `names_word`,
+    the real word's card)."""
+    return bool(inflected_pattern(word).search(text))
+
+
 def with_real_word(word: str, text: str, real: str) -> str:
     """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
     word's ending put on the real one (blicks -> birds) and its capitals (Blick -> Bird,

@@ -32,7 +32,7 @@ from backends.learners import NonceEmbedding, load_learner, parse_learners
 from backends.learners.college import examples_prefix
 from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
-from backends.nonce_lm import NonceLM, inflected_pattern, with_real_word
+from backends.nonce_lm import NonceLM, names_word, with_real_word
 from backends.projection import MapPoint, neighbourhood_map
 from backends.reference import reference_vectors, unit
 from backends.settings import Device, load_settings, resolve_device
@@ -200,8 +200,7 @@ def known_word(
     target = unit(vector)
     similarity = {e.learner: float(unit(e.input_vector) @ target) for e in embeddings}
     definitions = {ORACLE: alone.shown, ORACLE_IN_CONTEXT: in_context.shown}
-    itself = inflected_pattern(real_word)
-    says_itself = {name: bool(itself.search(text)) for name, text in definitions.items()}
+    says_itself = {name: names_word(text, real_word) for name, text in definitions.items()}
     return KnownWord(real_word, definitions, says_itself, vector, similarity)
 
 
@@ -264,3 +263,8 @@ def map_points(
 def real_word_label(word: str) -> str:
     """The real word's name on a map, beside the learners' names."""
     return f"{REAL_WORD}: {word}"
+
+
+def is_real_word_label(name: str) -> bool:
+    """Whether a map's group is the real word's (`real_word_label`), not a learner's."""
+    return name.startswith(f"{REAL_WORD}: ")

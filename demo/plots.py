@@ -31,9 +31,9 @@ def learner_colour(name: str) -> str:
     (the bar charts leave out a learner without neighbours, so places among the ones drawn
     would give the same learner a different colour in the chart and in the map below)."""
     from backends.learners import learner_names  # the figures are built after the learners
-    from backends.pipeline import REAL_WORD
+    from backends.pipeline import is_real_word_label
 
-    if name.startswith(REAL_WORD):  # the target, not a learner: a colour no learner has
+    if is_real_word_label(name):  # the target, not a learner: a colour no learner has
         return REAL_WORD_COLOUR
     names = learner_names()
     place = names.index(name) if name in names else zlib.crc32(name.encode())
@@ -120,9 +120,9 @@ def map_figure(points: list[MapPoint], method: str, word: str, space: str) -> go
 
 
 def _hover(learned: bool, group: str) -> str:
-    from backends.pipeline import REAL_WORD  # the figures are built after the library loads
+    from backends.pipeline import is_real_word_label  # built after the library loads
 
-    if learned and group.startswith(REAL_WORD):  # not learnt: the word the learners aim at
+    if learned and is_real_word_label(group):  # not learnt: the word the learners aim at
         return f"{_safe(group)}: its reference vector<extra></extra>"
     if learned:
         return f"learned by {_safe(group)}<extra></extra>"
