@@ -69,7 +69,8 @@ def lm_turn():
 # load 2.9 s, token tuning's first call 2.4 s, college's 1.8 s). On today's code, an H200
 # (perf-gpu-h200-f65b7d0.json): a click 1.20 s, a first about 10.5 s by its parts (the LM's
 # load 3.1 s, token tuning's first call 3.3 s, college's 2.4 s), token tuning ~0.09 s a step:
-# with the page's 100-step maximum about 20 s, so these stay upper bounds.
+# with the page's 100-step maximum about 20 s, so these stay upper bounds. Measured again
+# on another H200 (perf-gpu-h200-c4c0a2d.json): a click 1.05 s, a real word 0.17 s more.
 # A battle is two learners and one short sampled batch.
 LEARN_GPU_SECONDS = 30
 BATTLE_GPU_SECONDS = 20
