@@ -10,6 +10,7 @@ any person's request that waits for the lock.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -236,10 +237,10 @@ def oracle_definition(
     college sets its examples, and banned from its own word (DefGen's `oracle_in_context`);
     sampled as the battle says, as the learners' definitions are. Where it still writes the
     word (an inflection, 'the news of newspapers', or a word of several tokens, 'a "naphtha
-    compound"'), the made-up word is shown in its place: the voter is not told the answer
-    nor which side knew it, and the text reads as a learner's that names its new word,
-    degenerate to the judge as that is."""
-    from backends.nonce_lm import inflected_pattern
+    compound"'), the made-up word is shown in its place, with the same ending (birds ->
+    blicks): the voter is not told the answer nor which side knew it, and the text reads as
+    a learner's that names its new word, degenerate to the judge as that is."""
+    from backends.nonce_lm import inflect, real_forms, real_word_pattern
     from backends.pipeline import define_in_context
 
     if not item.answer:
@@ -247,7 +248,14 @@ def oracle_definition(
     texts = list(item.examples)
     found = define_in_context(nonce_lm, item.word, texts, item.answer, max_new_tokens, decoding)
     text = found.marked(mark_cut)
-    return inflected_pattern(item.answer).sub(lambda _: item.word, text)
+    endings = real_forms(item.answer)
+
+    def made_up(match: re.Match[str]) -> str:
+        ending = endings.get(match.group().lower(), "")
+        form = inflect(item.word, ending) if ending else item.word
+        return form[:1].upper() + form[1:] if match.group()[:1].isupper() else form
+
+    return real_word_pattern(item.answer).sub(made_up, text)
 
 
 def run_map(result: LearnResult, space: str) -> tuple[list, str]:

@@ -200,6 +200,11 @@ def test_names_word_and_masked_read_its_inflections_whole():
     assert metrics.names_word('"to bruise" or "to cause pain"', "bruise")
     assert metrics.names_word("Bruised skin.", "bruise")  # case and a regular ending
     assert not metrics.names_word("a mark on the skin, abruise", "bruise")  # part of a word
+    # a real word's forms are English's regular ones: card is not car + d, cares not car + es
+    assert metrics.names_word("Two cars and a carer.", "car")
+    assert not metrics.names_word("a card, or what one cares for", "car")
+    assert metrics.masked("cars and cards", "car", "dax") == "dax and cards"
+    assert metrics.names_word('"to be occurring"', "occur")  # a stressed last syllable
     assert (
         metrics.masked('a "mind" or the minds of men', "mind", "dax") == 'a "dax" or the dax of men'
     )

@@ -263,6 +263,12 @@ def test_the_oracle_defines_the_real_word_after_the_sentences_with_it_in_them(mo
     found = backends.definitions.Definition("oracle_in_context", "bird", "a small songbird", "")
     monkeypatch.setattr(backends.pipeline, "define_known", lambda *a, **k: [found])
     assert oracle_definition(None, item, decoding, 8, mark_cut=False) == "a small songbird"
+    # its forms keep their endings and capitals; a longer word that starts with it stays
+    said = "Birds: a flock of birds, birdsong and a birdcage."
+    found = backends.definitions.Definition("oracle_in_context", "bird", said, "")
+    assert oracle_definition(None, item, decoding, 8, mark_cut=False) == (
+        "Blicks: a flock of blicks, birdsong and a birdcage."
+    )
     with pytest.raises(ValueError, match="no real word"):
         oracle_definition(None, Item("dax", ("A dax ran.",)), decoding, 8)
 
