@@ -78,12 +78,19 @@ def check_word(word: str, what: str = "the word") -> str:
     return word
 
 
-def check_real_word(word: str | None) -> str | None:
+def check_real_word(word: str | None, new_word: str | None = None) -> str | None:
     """The real word a person says the new one stands for (optional: blank is none), held
-    to the new word's rules."""
+    to the new word's rules, and not the new word itself (`new_word`, already checked):
+    the LM knows that no better than the learners, so its card would compare nothing."""
     if word is None or (isinstance(word, str) and not word.strip()):
         return None
-    return check_word(word, "the real word")
+    real = check_word(word, "the real word")
+    if new_word is not None and real.casefold() == new_word.casefold():
+        raise InputError(
+            f"the real word {real!r} is the new word itself: give the word it stands for "
+            "(anvil for florp), or leave it empty"
+        )
+    return real
 
 
 def _spaceless_mark(c: str) -> bool:

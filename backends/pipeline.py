@@ -137,7 +137,7 @@ def learn(
     word = check_word(word)
     checked = check_examples(word, examples)
     definition = check_definition(definition)
-    real_word = check_real_word(real_word)
+    real_word = check_real_word(real_word, word)
     k = check_neighbours(k)
     names = parse_learners(learners)
     timings: dict[str, float] = {}

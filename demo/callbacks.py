@@ -112,7 +112,7 @@ class Callbacks:
         the word the new one stands for: its card, each learner's cosine to it, its point
         on the map."""
         item = checked_item(word, split_sentences(sentences))
-        real_word = check_real_word(real_word)
+        real_word = check_real_word(real_word, item.word)
         names = parse_learners(_names(learners))
         lm, device = _choice(lm, list(LM_PRESETS), "LM"), _choice(device, DEVICES, "device")
         space = _choice(space, SPACES, "space")

@@ -118,6 +118,13 @@ def test_bad_input_is_refused_before_any_model_runs(cb, word, sentences, message
             cb.battle_own(None, sentences, ALICE)
 
 
+def test_the_real_word_may_not_be_the_new_word_itself(cb):
+    with pytest.raises(InputError, match="is the new word itself"):
+        cb.learn(
+            "blick", "A blick.", "", list(FAST), "gemma-3-270m", "cpu", "input", real_word="BLICK"
+        )
+
+
 def test_bad_choices_name_the_valid_ones(cb):
     with pytest.raises(ValueError, match="did you mean 'centroid'"):
         cb.learn("blick", "A blick.", "", ["centriod"], "gemma-3-270m", "cpu", "input")

@@ -22,7 +22,7 @@ def echo_run_learn(word, examples, learners, definition=None, real_word=None, **
     check_word(word)
     check_examples(word, list(examples))
     check_definition(definition)
-    real_word = check_real_word(real_word)
+    real_word = check_real_word(real_word, word)
     rows = [
         types.SimpleNamespace(
             learner=name,
