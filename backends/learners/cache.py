@@ -7,6 +7,9 @@ ordinary text. When generating or scoring, look up the k nearest stored states a
     p(w | h) = (1 - lambda) * p_LM(w | h) + lambda * p_kNN(w | h),
     p_kNN(w | h) = sum_{i in kNN(h), w_i = w} exp(theta * cos(h, h_i)) / Z.
 
+The background store is a constant of the LM, built once and shared by every word's cache
+(`WordStore`): a word adds only its own few states.
+
 The word's input vector (needed to read it in the prompt) is the centroid. Its output
 vector is zero: as in Grave et al., the parametric softmax knows nothing of a word it
 has not been trained on (a logit of 0), and all of the word's probability comes from
@@ -84,12 +87,52 @@ def background_pairs(lm: NonceLM, n_sentences: int) -> tuple[np.ndarray, np.ndar
     return keys, values
 
 
+@lru_cache(maxsize=2)
+def background_store(lm: NonceLM, n_sentences: int, config: StoreConfig) -> KnnStore | None:
+    """The background's store, built once per LM, size and store config and shared by every
+    word's cache (`WordStore`): a copy in each word's own store held 4.5 MB per cached word
+    (1,750 keys at the defaults), and a large background wrote its file of keys per word."""
+    keys, values = background_pairs(lm, n_sentences)
+    return KnnStore(keys, values, config) if len(keys) else None
+
+
+class WordStore:
+    """One word's cache: the states that preceded the word (an exact store of its few keys)
+    searched together with the shared background store. Each gives its k nearest and the k
+    best of both are kept: for exact search, what one store of their union gives, the
+    word's keys first among ties; over an approximate background, the word's own states are
+    never missed."""
+
+    def __init__(self, own: KnnStore | None, background: KnnStore | None):
+        self.stores = [store for store in (own, background) if store is not None]
+
+    def __len__(self) -> int:
+        return sum(len(store) for store in self.stores)
+
+    @property
+    def kind(self) -> str:
+        """The background's index (the word's own store is always exact)."""
+        return self.stores[-1].kind if self.stores else "flat"
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """As `KnnStore.search`, over the word's states and the background together."""
+        found = [store.search(queries, k) for store in self.stores]
+        if not found:  # nothing stored: no neighbours
+            return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
+        if len(found) == 1:
+            return found[0]
+        sims = np.concatenate([f[0] for f in found], axis=1)
+        values = np.concatenate([f[1] for f in found], axis=1)
+        best = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(sims, best, 1), np.take_along_axis(values, best, 1)
+
+
 # The word's own entries are stored under this placeholder; the hook maps it to whatever
 # nonce id the word holds in the batch it is generated in.
 WORD = -2
 
 
-def knn_hook(store: KnnStore, config: CacheConfig, nonce_id: int):
+def knn_hook(store: KnnStore | WordStore, config: CacheConfig, nonce_id: int):
     """The LogitHook mixing p_kNN into the LM's distribution, for the word at `nonce_id`."""
 
     def hook(hidden: torch.Tensor, logprobs: torch.Tensor) -> torch.Tensor:
@@ -141,12 +184,11 @@ class CacheLearner(Learner):
         keys, values = states_before(lm, seqs, NonceSlot(vin[None], vin[None]))
         word_keys = keys[values == nonce]  # states that preceded the word
         vout = torch.zeros_like(vin)
-        bg_keys, bg_values = background_pairs(lm, self.config.background_sentences)
-        store = KnnStore(
-            np.concatenate([word_keys, bg_keys]),
-            np.concatenate([np.full(len(word_keys), WORD), bg_values]),
-            self.config.store,
-        )
+        own = None
+        if len(word_keys):
+            own = KnnStore(word_keys, np.full(len(word_keys), WORD), StoreConfig(kind="flat"))
+        background = background_store(lm, self.config.background_sentences, self.config.store)
+        store = WordStore(own, background)
         make_hook = partial(knn_hook, store, self.config)
         slot = NonceSlot(vin[None], vout[None])
         before, after = word_probability(lm, seqs, slot, make_hook(nonce))

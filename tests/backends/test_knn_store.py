@@ -53,6 +53,31 @@ def test_the_large_store_finds_most_exact_neighbours_with_their_cosines():
     assert np.allclose(np.linalg.norm(keys, axis=1), 1)  # given away: normalised in place
 
 
+def test_a_words_store_and_the_shared_background_find_what_one_store_of_both_finds():
+    from backends.learners.cache import WORD, WordStore
+
+    keys, queries = np.split(clustered(1030, seed=3), [1000])
+    flat = StoreConfig(kind="flat")
+    union = KnnStore(keys, np.r_[np.full(10, WORD), np.arange(10, 1000)], flat)
+    split = WordStore(
+        KnnStore(keys[:10], np.full(10, WORD), flat), KnnStore(keys[10:], np.arange(10, 1000), flat)
+    )
+    assert len(split) == 1000 and split.kind == "flat"
+    for got, want in zip(split.search(queries, 16), union.search(queries, 16)):
+        np.testing.assert_array_equal(got, want)
+    only = WordStore(None, None).search(queries, 16)  # nothing stored: no neighbours
+    assert only[0].shape == only[1].shape == (30, 0)
+
+
+def test_every_words_cache_shares_one_background_store(tiny_lm):
+    # a copy per word held 4.5 MB for each cached word at the defaults
+    learner = CacheLearner()
+    first, second = (learner.learn(tiny_lm, w, EXAMPLES) for w in ("wug", "wug"))
+    stores = [e.make_hook.args[0] for e in (first, second)]
+    assert stores[0].stores[-1] is stores[1].stores[-1]  # the background, built once
+    assert stores[0].stores[0] is not stores[1].stores[0]  # each word's own states
+
+
 def test_the_cache_learner_uses_the_large_index_past_its_threshold(tiny_lm, tmp_path):
     store = StoreConfig(large_from=100, nlist=4, pq_m=4, disk_nprobe=4, disk_dir=tmp_path)
     emb = CacheLearner(CacheConfig(store=store)).learn(tiny_lm, "wug", EXAMPLES)
