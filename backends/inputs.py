@@ -80,15 +80,19 @@ def check_word(word: str, what: str = "the word") -> str:
 
 def check_real_word(word: str | None, new_word: str | None = None) -> str | None:
     """The real word a person says the new one stands for (optional: blank is none), held
-    to the new word's rules, and not the new word itself (`new_word`, already checked):
-    the LM knows that no better than the learners, so its card would compare nothing."""
+    to the new word's rules, and not the made-up `new_word` itself nor a form of it (florps,
+    FLORP): the LM knows that no better than the learners, so its card would compare
+    nothing. A new word WordNet knows (anvil for anvil) may be its own real word: the
+    learners' new token is then set beside the LM's own word."""
     if word is None or (isinstance(word, str) and not word.strip()):
         return None
+    from backends.word_forms import is_form_of, known_word
+
     real = check_word(word, "the real word")
-    if new_word is not None and real.casefold() == new_word.casefold():
+    if new_word is not None and is_form_of(real, new_word) and not known_word(new_word):
         raise InputError(
-            f"the real word {real!r} is the new word itself: give the word it stands for "
-            "(anvil for florp), or leave it empty"
+            f"the real word {real!r} is the new word itself, which the LM knows no better "
+            "than a learner: give the word it stands for (anvil for florp), or leave it empty"
         )
     return real
 

@@ -128,40 +128,6 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
     return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
 
 
-def real_forms(word: str) -> dict[str, str]:
-    """A real word's regular English forms, as `inflect` spells them, each (lower-cased)
-    -> its ending ("" for the word itself): bruise -> bruises, bruised, bruising, bruiser...;
-    and, as `word_pattern` reads them, with the last consonant doubled where English may
-    double it (occur -> occurred, occurring; `inflect` doubles only one syllable's)."""
-    lower = word.lower()
-    forms = {lower: ""}
-    for ending in SUFFIXES:
-        if ending != "'s":  # a possessive is the word itself, then "'s"
-            forms.setdefault(inflect(word, ending).lower(), ending)  # s before es: cars
-    if len(lower) >= 3 and _DOUBLED.search(lower):  # a stressed last syllable: occurring
-        for ending in ("ed", "ing", "est"):
-            forms.setdefault(lower + lower[-1] + ending, ending)
-    return forms
-
-
-def real_word_pattern(word: str) -> re.Pattern[str]:
-    """Case-insensitive whole-word match of a real word or one of its `real_forms`, the form
-    whole. `inflected_pattern`, for a made-up word, reads any stem and ending, since data
-    may hide "stipulated" as "fruliskd"; a real word's forms are English's alone, so card
-    is not car + d, nor cares car + es. A word of a script without spaces: as typed."""
-    if written_without_spaces(word):
-        return word_pattern(word)
-    forms = sorted(real_forms(word), key=len, reverse=True)  # the longest form first
-    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, forms))})(?!\w)", re.IGNORECASE)
-
-
-def names_word(text: str, word: str) -> bool:
-    """Whether `text` says the real `word` or a regular form of it ('to bruise', 'bruised'),
-    found by spelling: a definition that does names what it defines (the benchmarks'
-    `names_word`, the real word's card)."""
-    return bool(real_word_pattern(word).search(text))
-
-
 def with_real_word(word: str, text: str, real: str) -> str:
     """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
     word's ending put on the real one (blicks -> birds) and its capitals (Blick -> Bird,
@@ -174,14 +140,19 @@ def with_real_word(word: str, text: str, real: str) -> str:
     def real_form(match: re.Match[str]) -> str:
         typed = match.group()
         ending = typed[stem.match(typed).end() :]
-        form = inflect(real, ending.lower()) if ending and endings else real
-        if real != real.lower():  # capitals of its own: as the person typed it
-            return form
-        if typed.isupper() and len(typed) > 1:
-            return form.upper()
-        return form[:1].title() + form[1:] if typed[:1].isupper() else form
+        return capitals_like(typed, inflect(real, ending.lower()) if ending and endings else real)
 
     return inflected_pattern(word).sub(real_form, text)
+
+
+def capitals_like(typed: str, form: str) -> str:
+    """`form` in the capitals of the `typed` word it takes the place of (BIRDS, Bird, bird),
+    unless it has capitals of its own (eBay), which it keeps as written."""
+    if form != form.lower():
+        return form
+    if typed.isupper() and len(typed) > 1:
+        return form.upper()
+    return form[:1].title() + form[1:] if typed[:1].isupper() else form
 
 
 def mixed(logprobs: torch.Tensor, belief: torch.Tensor, text: torch.Tensor, n: int) -> torch.Tensor:

@@ -151,7 +151,7 @@ def degenerate(definition: str, word: str) -> bool:
 def names_word(definition: str, word: str) -> bool:
     """Whether a definition says the real `word` or a regular form of it ('to bruise',
     'bruised')."""
-    from backends.nonce_lm import names_word as says  # the library's, as the app's card uses
+    from backends.word_forms import names_word as says  # the library's, as the app's card uses
 
     return says(definition, word)
 
@@ -159,7 +159,7 @@ def names_word(definition: str, word: str) -> bool:
 def masked(definition: str, word: str, mask: str) -> str:
     """The definition with `word` and its inflections put as `mask`: what it says of the
     word besides naming it ('"to bruise" or "to cause pain"' -> '"to dax" or ...')."""
-    from backends.nonce_lm import real_word_pattern
+    from backends.word_forms import real_word_pattern
 
     return real_word_pattern(word).sub(mask, definition)
 

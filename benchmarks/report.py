@@ -156,10 +156,13 @@ shots) over `n` items. Choices that shape the numbers:
   each other), ROUGE-L F1. The `oracle` row is the LM defining
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
   centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
-  `names_word`: the definition says the real word or a regular English form of it (from
-  2026-11-29 only English's spellings of its endings, so "card" is not read as car + d:
-  none of the 78 734 recorded definitions changed its `names_word` or its masked text,
-  a scratch scan of every record). The oracle is
+  `names_word`: the definition says the real word or one of its forms. From 2026-11-29
+  those are English's spellings of its endings that WordNet does not know as other words,
+  and WordNet's irregular forms (`backends.word_forms`: "card" is no longer car + d,
+  "flower" flow + er; "written" is now write's), where records before then read any stem
+  and ending; re-read so, 8 of the 78 734 recorded definitions would name their word
+  ("written", "rung") and 13 masked texts would change (a scratch scan of every record):
+  the records keep the values they were made with. The oracle is
   banned from its word while decoding and a learner only from its new token, so a
   learner whose definition is the LM's definition of the word it read the new word as
   (college) may name it ('"to bruise" or "to cause pain"'): `identified_masked` is

@@ -10,7 +10,6 @@ any person's request that waits for the lock.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -240,22 +239,14 @@ def oracle_definition(
     compound"'), the made-up word is shown in its place, with the same ending (birds ->
     blicks): the voter is not told the answer nor which side knew it, and the text reads as
     a learner's that names its new word, degenerate to the judge as that is."""
-    from backends.nonce_lm import inflect, real_forms, real_word_pattern
     from backends.pipeline import define_in_context
+    from backends.word_forms import with_made_up_word
 
     if not item.answer:
         raise ValueError(f"{item.word!r} has no real word behind it: the oracle cannot play")
     texts = list(item.examples)
     found = define_in_context(nonce_lm, item.word, texts, item.answer, max_new_tokens, decoding)
-    text = found.marked(mark_cut)
-    endings = real_forms(item.answer)
-
-    def made_up(match: re.Match[str]) -> str:
-        ending = endings.get(match.group().lower(), "")
-        form = inflect(item.word, ending) if ending else item.word
-        return form[:1].upper() + form[1:] if match.group()[:1].isupper() else form
-
-    return real_word_pattern(item.answer).sub(made_up, text)
+    return with_made_up_word(found.marked(mark_cut), item.answer, item.word)
 
 
 def run_map(result: LearnResult, space: str) -> tuple[list, str]:

@@ -97,11 +97,12 @@ def background_store(lm: NonceLM, n_sentences: int, config: StoreConfig) -> KnnS
 
 
 class WordStore:
-    """One word's cache: the states that preceded the word (an exact store of its few keys)
-    searched together with the shared background store. Each gives its k nearest and the k
-    best of both are kept: for exact search, what one store of their union gives, the
-    word's keys first among ties; over an approximate background, the word's own states are
-    never missed."""
+    """One word's cache: the states that preceded the word (an exact store of its few keys,
+    whatever `StoreConfig` the background takes) searched together with the shared
+    background store. Each gives its k nearest and the k best of both are kept: for exact
+    search the neighbours and cosines one store of their union gives (among exact ties the
+    word's keys come first, where a union may order them otherwise); over an approximate
+    background, the word's own states are never missed."""
 
     def __init__(self, own: KnnStore | None, background: KnnStore | None):
         self.stores = [store for store in (own, background) if store is not None]

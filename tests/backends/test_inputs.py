@@ -177,8 +177,10 @@ def test_the_real_word_is_optional_and_held_to_the_new_words_rules():
     assert check_real_word(None) is None and check_real_word(" \u3000") is None
     assert check_real_word(" anvil ") == "anvil"
     assert check_real_word("anvil", "florp") == "anvil"
-    with pytest.raises(InputError, match="is the new word itself"):
-        check_real_word(" Florp", "florp")  # the LM knows it no better than a learner
+    for same in (" Florp", "florps", "FLORPED", "ｆｌｏｒｐ"):  # it, or a form of it
+        with pytest.raises(InputError, match="is the new word itself"):
+            check_real_word(same, "florp")  # the LM knows it no better than a learner
+    assert check_real_word("anvils", "anvil") == "anvils"  # a word WordNet knows: the LM's own
     with pytest.raises(InputError, match="the real word 'two words' must be a single word"):
         check_real_word("two words")
     with pytest.raises(InputError, match="the real word must be text"):

@@ -70,12 +70,16 @@ def test_a_words_store_and_the_shared_background_find_what_one_store_of_both_fin
 
 
 def test_every_words_cache_shares_one_background_store(tiny_lm):
+    from backends.learners.cache import background_store
+
     # a copy per word held 4.5 MB for each cached word at the defaults
-    learner = CacheLearner()
-    first, second = (learner.learn(tiny_lm, w, EXAMPLES) for w in ("wug", "wug"))
-    stores = [e.make_hook.args[0] for e in (first, second)]
-    assert stores[0].stores[-1] is stores[1].stores[-1]  # the background, built once
-    assert stores[0].stores[0] is not stores[1].stores[0]  # each word's own states
+    config = CacheConfig()
+    shared = background_store(tiny_lm, config.background_sentences, config.store)
+    for _ in range(2):  # two learns, one background
+        store = CacheLearner(config).learn(tiny_lm, "wug", EXAMPLES).make_hook.args[0]
+        own, background = store.stores
+        assert background is shared and own.kind == "flat"
+        assert len(store) == len(own) + len(shared) and set(own.values) == {-2}  # WORD
 
 
 def test_the_cache_learner_uses_the_large_index_past_its_threshold(tiny_lm, tmp_path):

@@ -118,13 +118,6 @@ def test_bad_input_is_refused_before_any_model_runs(cb, word, sentences, message
             cb.battle_own(None, sentences, ALICE)
 
 
-def test_the_real_word_may_not_be_the_new_word_itself(cb):
-    with pytest.raises(InputError, match="is the new word itself"):
-        cb.learn(
-            "blick", "A blick.", "", list(FAST), "gemma-3-270m", "cpu", "input", real_word="BLICK"
-        )
-
-
 def test_bad_choices_name_the_valid_ones(cb):
     with pytest.raises(ValueError, match="did you mean 'centroid'"):
         cb.learn("blick", "A blick.", "", ["centriod"], "gemma-3-270m", "cpu", "input")
@@ -207,6 +200,8 @@ def test_learn_is_limited_per_address_before_the_lm_is_touched(settings, monkeyp
         cb.learn("wug", "A dax sang.", *args[2:], who=here)
     with pytest.raises(InputError, match="definition is 601 characters long"):
         cb.learn(*args[:2], "x" * 601, *args[3:], who=here)
+    with pytest.raises(InputError, match="is the new word itself"):  # nor this one
+        cb.learn(*args, who=here, real_word="wugs")
     for _ in range(2):
         with pytest.raises(ReachedTheLM):
             cb.learn(*args, who=here)

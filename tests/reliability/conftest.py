@@ -19,7 +19,7 @@ FAST = ("centroid", "prompting")
 def echo_run_learn(word, examples, learners, definition=None, real_word=None, **_kwargs):
     """Stands in for the LM: each 'definition' repeats the hostile input, markup and all.
     It checks its inputs as the library's learn does, so refusals stay the library's."""
-    check_word(word)
+    word = check_word(word)
     check_examples(word, list(examples))
     check_definition(definition)
     real_word = check_real_word(real_word, word)

@@ -1,0 +1,172 @@
+"""A real word's English forms, and finding them in text: what the real word's card, the
+benchmarks' `names_word` and masked identification, and the arena's oracle read.
+
+A made-up word has no dictionary, so `backends.nonce_lm.word_pattern` reads any stem and
+regular ending after it (data may even hide "stipulated" as "fruliskd"). A real word has
+one, and reading it that loosely finds words that are not its forms: car in "card", flow
+in "flower", tie in "tier". So a real word's forms are English's regular spellings of its
+endings (`inflect`), each kept only where WordNet does not know it as another word, and
+WordNet's own irregular forms of it (mouse -> mice, go -> went, good -> better).
+
+    >>> from backends.word_forms import names_word
+    >>> names_word("Two mice and a flower.", "mouse"), names_word("a flower", "flow")
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from functools import lru_cache
+
+from backends.nonce_lm import (
+    _DOUBLED,
+    SUFFIXES,
+    capitals_like,
+    inflect,
+    inflected_pattern,
+    word_pattern,
+    written_without_spaces,
+)
+
+log = logging.getLogger(__name__)
+
+_POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+
+
+def _ending(pos: str, form: str) -> str:
+    """The ending a made-up word takes in the place of an irregular form of this class:
+    mice -> blicks, went -> blicked, is -> blicks, better -> blicker, best -> blickest."""
+    if pos == "noun":
+        return "s"
+    if pos == "verb":  # WordNet's irregular verb forms are past ones, but for these
+        return "ing" if form.endswith("ing") else "s" if form in ("is", "has", "does") else "ed"
+    return "est" if form.endswith("st") else "er"
+
+
+def fold(text: str) -> str:
+    """The key forms are compared by: compatibility-normalised and case-folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@lru_cache(maxsize=1)
+def _irregular_forms() -> dict[str, dict[str, str]]:
+    """WordNet's exception lists turned round: base -> {irregular form: ending}. Empty, with
+    a warning, where WordNet cannot be read."""
+    from backends.lexicon import wordnet
+
+    try:
+        wn = wordnet()
+        forms: dict[str, dict[str, str]] = {}
+        for pos in _POS:
+            with wn.open(f"{pos}.exc") as lines:
+                for line in lines:
+                    form, *bases = line.split()
+                    if "_" in form:  # phrases: not one word
+                        continue
+                    for base in bases:
+                        if base != form:
+                            forms.setdefault(base, {}).setdefault(form, _ending(pos, form))
+        return forms
+    except (OSError, RuntimeError) as err:
+        log.warning("no irregular forms: WordNet cannot be read (%s)", err)
+        return {}
+
+
+def _bases(form: str) -> set[str] | None:
+    """The words of every WordNet sense `form` can be read as, under each of its readings
+    (days: day, days, ...; flower: flower, bloom, ...; being: being, be, ...), where Morphy
+    gives one base a class (for "days" the noun "days", which WordNet also lists, and not
+    "day"). None where WordNet cannot be read."""
+    from backends.lexicon import wordnet
+
+    try:
+        wn = wordnet()
+    except RuntimeError:
+        return None
+    return {lemma.name().lower() for sense in wn.synsets(form) for lemma in sense.lemmas()}
+
+
+@lru_cache(maxsize=4096)
+def english_forms(word: str) -> dict[str, str]:
+    """A real word's forms, each (`fold`ed) -> the ending a made-up word takes in its place
+    ("" for the word itself): its regular spellings (`inflect` of each ending, the plain
+    -ed and -ing besides, -es after an o, a last consonant doubled where English may double
+    it) that WordNet does not know as other words, and WordNet's irregular forms of it.
+    A word of one or two letters takes only -ing and an o's -es, and only where WordNet
+    reads them as its forms (being, going, goes; not inning): I + s is "is", a + s "as",
+    us + es "uses". Without WordNet, every spelling stands."""
+    lower = fold(word)
+    forms = {lower: ""}
+    regular = [(lower + "ing", "ing")]  # being, layering
+    if len(lower) >= 3:  # a short word's other spellings are mostly other words: as, is, uses
+        regular += [(inflect(lower, e), e) for e in SUFFIXES if e != "'s"]  # s before es
+    if len(lower) >= 3 and not lower.endswith("e"):
+        regular.append((lower + "ed", "ed"))  # layered
+    if lower.endswith("o"):
+        regular.append((lower + "es", "s"))  # potatoes, goes
+    if len(lower) >= 3 and _DOUBLED.search(lower):  # a stressed last syllable: occurring
+        regular += [(lower + lower[-1] + e, e) for e in ("ed", "ing", "est")]
+    for form, ending in regular:
+        bases = _bases(form)
+        if bases is None:
+            kept = True
+        elif len(lower) <= 2:  # a short word: only what WordNet reads as its own
+            kept = lower in bases
+        else:  # a longer one: all but what WordNet knows as other words (flow + er)
+            kept = not bases or lower in bases
+        if kept:
+            forms.setdefault(form, ending)
+    for form, ending in _irregular_forms().get(lower, {}).items():
+        forms.setdefault(form, ending)
+    return forms
+
+
+def real_word_pattern(word: str) -> re.Pattern[str]:
+    """Case-insensitive whole-word match of a real word or one of its `english_forms`, the
+    form whole (a possessive's "'s" stays out). A word of a script without spaces: as typed."""
+    if written_without_spaces(word):
+        return word_pattern(word)
+    forms = set(english_forms(word))
+    # as typed too: a capital whose lower case is two letters (İ) folds to a spelling that
+    # no text holds, while the regex's own case-blind match reads İstanbul as istanbul
+    stem = fold(word)
+    forms |= {word + form[len(stem) :] for form in forms if form.startswith(stem)}
+    ordered = sorted(forms, key=len, reverse=True)  # the longest form first
+    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, ordered))})(?!\w)", re.IGNORECASE)
+
+
+def names_word(text: str, word: str) -> bool:
+    """Whether `text` says the real `word` or one of its forms ('to bruise', 'bruised',
+    'mice'), found by spelling: a definition that does names what it defines (the
+    benchmarks' `names_word`, the real word's card)."""
+    return bool(real_word_pattern(word).search(text))
+
+
+def with_made_up_word(text: str, real: str, word: str) -> str:
+    """`text` with the `real` word's forms replaced by the made-up `word` with the same
+    ending (birds -> blicks, mice -> blicks) and capitals: where the LM, knowing the word,
+    still names it, the text a reader sees of it names the made-up one instead, as a
+    learner's would. A made-up word of a script without spaces takes no English ending."""
+    endings = english_forms(real)
+    takes_endings = not written_without_spaces(word)
+
+    def made_up(match: re.Match[str]) -> str:
+        ending = endings.get(fold(match.group()), "")
+        return capitals_like(
+            match.group(), inflect(word, ending) if ending and takes_endings else word
+        )
+
+    return real_word_pattern(real).sub(made_up, text)
+
+
+def is_form_of(real: str, word: str) -> bool:
+    """Whether the `real` word as typed is the made-up `word` itself or a form of it
+    (florps, FLORP, ｆｌｏｒｐ)."""
+    return bool(inflected_pattern(word).fullmatch(unicodedata.normalize("NFKC", real)))
+
+
+def known_word(word: str) -> bool:
+    """Whether WordNet has an entry for `word` (False where WordNet cannot be read)."""
+    return bool(_bases(fold(word)))
