@@ -83,13 +83,15 @@ def check_real_word(word: str | None, new_word: str | None = None) -> str | None
     to the new word's rules, and not the made-up `new_word` itself nor a form of it (florps,
     FLORP): the LM knows that no better than the learners, so its card would compare
     nothing. A new word WordNet knows (anvil for anvil) may be its own real word: the
-    learners' new token is then set beside the LM's own word."""
+    learners' new token is then set beside the LM's own word; and a real word WordNet knows
+    stands even where it reads as a form of the new one (baked for "bak")."""
     if word is None or (isinstance(word, str) and not word.strip()):
         return None
     from backends.word_forms import is_form_of, known_word
 
     real = check_word(word, "the real word")
-    if new_word is not None and is_form_of(real, new_word) and not known_word(new_word):
+    same = new_word is not None and is_form_of(real, new_word)
+    if same and not known_word(new_word) and not known_word(real):  # baked for "bak" stands
         raise InputError(
             f"the real word {real!r} is the new word itself, which the LM knows no better "
             "than a learner: give the word it stands for (anvil for florp), or leave it empty"

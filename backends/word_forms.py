@@ -5,8 +5,11 @@ A made-up word has no dictionary, so `backends.nonce_lm.word_pattern` reads any 
 regular ending after it (data may even hide "stipulated" as "fruliskd"). A real word has
 one, and reading it that loosely finds words that are not its forms: car in "card", flow
 in "flower", tie in "tier". So a real word's forms are English's regular spellings of its
-endings (`inflect`), each kept only where WordNet does not know it as another word, and
-WordNet's own irregular forms of it (mouse -> mice, go -> went, good -> better).
+endings (`inflect`), each kept only where WordNet reads it as a form of the word or does
+not know it at all, and not where it is the same spelling of another word's (stared is
+stare's, not star's); and WordNet's own irregular forms of it (mouse -> mice, go -> went,
+good -> better). An irregular form that is also a word of its own (saw, left, found) is
+found as the word's form wherever it stands: spelling alone cannot tell them apart.
 
     >>> from backends.word_forms import names_word
     >>> names_word("Two mice and a flower.", "mouse"), names_word("a flower", "flow")
@@ -22,6 +25,7 @@ from functools import lru_cache
 
 from backends.nonce_lm import (
     _DOUBLED,
+    _MARKS,
     SUFFIXES,
     capitals_like,
     inflect,
@@ -33,15 +37,20 @@ from backends.nonce_lm import (
 log = logging.getLogger(__name__)
 
 _POS = {"noun": "n", "verb": "v", "adj": "a", "adv": "r"}
+_THIRD_PERSON = ("is", "has", "does")  # irregular verb forms that are not past ones
+_PLAIN = ("am", "are")
 
 
 def _ending(pos: str, form: str) -> str:
     """The ending a made-up word takes in the place of an irregular form of this class:
-    mice -> blicks, went -> blicked, is -> blicks, better -> blicker, best -> blickest."""
+    mice -> blicks, went -> blicked, is -> blicks, are -> blick, better -> blicker, best ->
+    blickest."""
     if pos == "noun":
         return "s"
-    if pos == "verb":  # WordNet's irregular verb forms are past ones, but for these
-        return "ing" if form.endswith("ing") else "s" if form in ("is", "has", "does") else "ed"
+    if pos == "verb":
+        if form.endswith("ing") or form in _PLAIN:
+            return "ing" if form.endswith("ing") else ""
+        return "s" if form in _THIRD_PERSON or form.endswith("es") else "ed"  # quizzes, went
     return "est" if form.endswith("st") else "er"
 
 
@@ -50,14 +59,29 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-@lru_cache(maxsize=1)
-def _irregular_forms() -> dict[str, dict[str, str]]:
-    """WordNet's exception lists turned round: base -> {irregular form: ending}. Empty, with
-    a warning, where WordNet cannot be read."""
+def _wordnet():
+    """The WordNet reader, or None where it cannot be read (not installed, a cache folder
+    that cannot be written): then every regular spelling stands and there are no irregular
+    forms, rather than a card or a battle failing after its work is done."""
     from backends.lexicon import wordnet
 
     try:
-        wn = wordnet()
+        return wordnet()
+    except (RuntimeError, LookupError, OSError) as err:
+        log.warning("WordNet cannot be read (%s): a real word's forms by spelling alone", err)
+        return None
+
+
+_irregular: dict[str, dict[str, str]] | None = None  # read once, when WordNet can be read
+
+
+def _irregular_forms() -> dict[str, dict[str, str]]:
+    """WordNet's exception lists turned round: base -> {irregular form: ending}."""
+    global _irregular
+    if _irregular is None:
+        wn = _wordnet()
+        if wn is None:
+            return {}
         forms: dict[str, dict[str, str]] = {}
         for pos in _POS:
             with wn.open(f"{pos}.exc") as lines:
@@ -68,53 +92,56 @@ def _irregular_forms() -> dict[str, dict[str, str]]:
                     for base in bases:
                         if base != form:
                             forms.setdefault(base, {}).setdefault(form, _ending(pos, form))
-        return forms
-    except (OSError, RuntimeError) as err:
-        log.warning("no irregular forms: WordNet cannot be read (%s)", err)
-        return {}
+        _irregular = forms
+    return _irregular
 
 
 def _bases(form: str) -> set[str] | None:
-    """The words of every WordNet sense `form` can be read as, under each of its readings
-    (days: day, days, ...; flower: flower, bloom, ...; being: being, be, ...), where Morphy
-    gives one base a class (for "days" the noun "days", which WordNet also lists, and not
-    "day"). None where WordNet cannot be read."""
-    from backends.lexicon import wordnet
-
-    try:
-        wn = wordnet()
-    except RuntimeError:
+    """Every word WordNet reads `form` as a form of, in every class (stared: stare, star;
+    days: days, day), where its `morphy` gives one a class; None where WordNet cannot be
+    read. (NLTK keeps the whole list in `_morphy`.)"""
+    wn = _wordnet()
+    if wn is None:
         return None
-    return {lemma.name().lower() for sense in wn.synsets(form) for lemma in sense.lemmas()}
+    return {base for pos in _POS.values() for base in wn._morphy(form, pos)}
 
 
 @lru_cache(maxsize=4096)
 def english_forms(word: str) -> dict[str, str]:
     """A real word's forms, each (`fold`ed) -> the ending a made-up word takes in its place
-    ("" for the word itself): its regular spellings (`inflect` of each ending, the plain
-    -ed and -ing besides, -es after an o, a last consonant doubled where English may double
-    it) that WordNet does not know as other words, and WordNet's irregular forms of it.
+    ("" for the word itself): its regular spellings (`inflect` of each ending; the plain
+    -ed and -ing besides, and an e dropped before -ing: layered, continuing; -es after an
+    o; a last consonant doubled where English may double it) where WordNet reads them as
+    its forms or does not know them, but not a spelling that is another word's form as
+    well (star + ed is "starred": "stared" is stare's); and WordNet's irregular forms.
     A word of one or two letters takes only -ing and an o's -es, and only where WordNet
-    reads them as its forms (being, going, goes; not inning): I + s is "is", a + s "as",
-    us + es "uses". Without WordNet, every spelling stands."""
+    reads them as its forms (being, going, goes): I + s is "is", a + s "as", us + es
+    "uses". Without WordNet, every spelling stands."""
     lower = fold(word)
+    if not lower:
+        return {}
     forms = {lower: ""}
-    regular = [(lower + "ing", "ing")]  # being, layering
+    plain = [(lower + "ing", "ing")]  # being, layering (inflect doubles "layer": one syllable)
+    regular = []
     if len(lower) >= 3:  # a short word's other spellings are mostly other words: as, is, uses
         regular += [(inflect(lower, e), e) for e in SUFFIXES if e != "'s"]  # s before es
-    if len(lower) >= 3 and not lower.endswith("e"):
-        regular.append((lower + "ed", "ed"))  # layered
+        if lower.endswith("e"):
+            plain.append((lower[:-1] + "ing", "ing"))  # continuing, arguing
+        else:
+            plain.append((lower + "ed", "ed"))  # layered
+        if _DOUBLED.search(lower):  # a stressed last syllable: occurred, occurring
+            regular += [(lower + lower[-1] + e, e) for e in ("ed", "ing", "est")]
     if lower.endswith("o"):
         regular.append((lower + "es", "s"))  # potatoes, goes
-    if len(lower) >= 3 and _DOUBLED.search(lower):  # a stressed last syllable: occurring
-        regular += [(lower + lower[-1] + e, e) for e in ("ed", "ing", "est")]
-    for form, ending in regular:
+    rival = lower + "e"  # a word whose own forms the plain ones may spell: stare, hope, cape
+    rivals = {inflect(rival, e) for e in ("ed", "ing")} if _bases(rival) else set()
+    for form, ending in regular + [(f, e) for f, e in plain if f not in rivals]:
         bases = _bases(form)
         if bases is None:
             kept = True
         elif len(lower) <= 2:  # a short word: only what WordNet reads as its own
             kept = lower in bases
-        else:  # a longer one: all but what WordNet knows as other words (flow + er)
+        else:  # a longer one: all but what WordNet reads only as other words (flow + er)
             kept = not bases or lower in bases
         if kept:
             forms.setdefault(form, ending)
@@ -129,12 +156,16 @@ def real_word_pattern(word: str) -> re.Pattern[str]:
     if written_without_spaces(word):
         return word_pattern(word)
     forms = set(english_forms(word))
+    if not forms:  # no word: nothing to find
+        return re.compile(r"(?!)")
     # as typed too: a capital whose lower case is two letters (İ) folds to a spelling that
     # no text holds, while the regex's own case-blind match reads İstanbul as istanbul
     stem = fold(word)
     forms |= {word + form[len(stem) :] for form in forms if form.startswith(stem)}
     ordered = sorted(forms, key=len, reverse=True)  # the longest form first
-    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, ordered))})(?!\w)", re.IGNORECASE)
+    alternatives = "|".join(map(re.escape, ordered))
+    # nor before a combining mark: "cafe" + U+0301 is café, not cafe
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?![\w{_MARKS}])", re.IGNORECASE)
 
 
 def names_word(text: str, word: str) -> bool:
@@ -163,10 +194,12 @@ def with_made_up_word(text: str, real: str, word: str) -> str:
 
 def is_form_of(real: str, word: str) -> bool:
     """Whether the `real` word as typed is the made-up `word` itself or a form of it
-    (florps, FLORP, ｆｌｏｒｐ)."""
-    return bool(inflected_pattern(word).fullmatch(unicodedata.normalize("NFKC", real)))
+    (florps, FLORP, ｆｌｏｒｐ, florp's), both compared in compatibility form."""
+    real = unicodedata.normalize("NFKC", real).removesuffix("'s").removesuffix("’s")
+    return bool(inflected_pattern(unicodedata.normalize("NFKC", word)).fullmatch(real))
 
 
 def known_word(word: str) -> bool:
-    """Whether WordNet has an entry for `word` (False where WordNet cannot be read)."""
+    """Whether WordNet reads `word` as a word or a form of one (False where it cannot be
+    read)."""
     return bool(_bases(fold(word)))

@@ -149,8 +149,8 @@ def degenerate(definition: str, word: str) -> bool:
 
 
 def names_word(definition: str, word: str) -> bool:
-    """Whether a definition says the real `word` or a regular form of it ('to bruise',
-    'bruised')."""
+    """Whether a definition says the real `word` or one of its forms ('to bruise', 'bruised',
+    'mice'): `backends.word_forms`."""
     from backends.word_forms import names_word as says  # the library's, as the app's card uses
 
     return says(definition, word)

@@ -157,12 +157,13 @@ shots) over `n` items. Choices that shape the numbers:
   the real word (its own tokens, same probe and decoding); `gap_closed_*` = (learner -
   centroid) / (oracle - centroid). Every definition is in the run record's `samples`.
   `names_word`: the definition says the real word or one of its forms. From 2026-11-29
-  those are English's spellings of its endings that WordNet does not know as other words,
-  and WordNet's irregular forms (`backends.word_forms`: "card" is no longer car + d,
-  "flower" flow + er; "written" is now write's), where records before then read any stem
-  and ending; re-read so, 8 of the 78 734 recorded definitions would name their word
-  ("written", "rung") and 13 masked texts would change (a scratch scan of every record):
-  the records keep the values they were made with. The oracle is
+  those are English's spellings of its endings where WordNet reads them as its forms or
+  does not know them, and WordNet's irregular forms (`backends.word_forms`: "card" is no
+  longer car + d, "flower" flow + er, "stared" star + ed; "written" is now write's), where
+  records before then read any stem and ending; re-read so, 11 of the 78 734 recorded
+  definitions would name their word ("written", "rung", "sent"; 8 of them in records
+  that keep `names_word`) and 13 masked texts would change (a scratch scan of every
+  record): the records keep the values they were made with. The oracle is
   banned from its word while decoding and a learner only from its new token, so a
   learner whose definition is the LM's definition of the word it read the new word as
   (college) may name it ('"to bruise" or "to cause pain"'): `identified_masked` is

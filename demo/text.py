@@ -34,10 +34,10 @@ ORACLE_SAYS = {
     "oracle_in_context": "After your sentences with it in them (`oracle_in_context`)",
 }
 # Said under an oracle's definition that names its own word, which the LM's bans let through
-# (found by spelling, as the benchmarks find it: "a card" for car is found too)
+# (found by spelling, as the benchmarks' names_word finds it: backends/word_forms.py)
 SAYS_ITSELF = (
-    "\n\n*It seems to say the word itself or a form of it, which the benchmarks count as "
-    "degenerate.*"
+    "\n\n*It seems to say the word itself or a form of it, which a definition that "
+    "explains the word would not need.*"
 )
 
 

@@ -181,6 +181,7 @@ def test_the_real_word_is_optional_and_held_to_the_new_words_rules():
         with pytest.raises(InputError, match="is the new word itself"):
             check_real_word(same, "florp")  # the LM knows it no better than a learner
     assert check_real_word("anvils", "anvil") == "anvils"  # a word WordNet knows: the LM's own
+    assert check_real_word("baked", "bak") == "baked"  # a real word, though it reads as bak + ed
     with pytest.raises(InputError, match="the real word 'two words' must be a single word"):
         check_real_word("two words")
     with pytest.raises(InputError, match="the real word must be text"):

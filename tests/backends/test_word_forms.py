@@ -21,6 +21,8 @@ from backends.word_forms import english_forms, is_form_of, names_word, with_made
         ("a book written by", "write"),
         ("the number of days", "day"),  # a form WordNet also lists as a word of its own
         ("İstanbul is big", "İstanbul"),  # a capital whose lower case is two letters
+        ("continuing", "continue"),  # an e dropped before -ing
+        ("it was starred", "star"),
     ],
 )
 def test_a_real_words_forms_are_found(text, word):
@@ -38,16 +40,42 @@ def test_a_real_words_forms_are_found(text, word):
         ("it is", "i"),  # a short word takes no -s
         ("as well", "a"),
         ("abruise", "bruise"),  # part of a word
+        ("She stared, staring", "star"),  # stare's forms, though Morphy reads star in them
+        ("I hoped so", "hop"),
+        ("a helper", "help"),  # help is only a synonym of one of its senses
+        ("a ruler", "rule"),
+        ("cafe\u0301", "cafe"),  # the letter goes on: café
+        ("anything at all", ""),  # no word
     ],
 )
 def test_other_words_that_start_with_it_are_not(text, word):
     assert not names_word(text, word)
 
 
+def test_without_wordnet_every_regular_spelling_stands(monkeypatch):
+    import backends.lexicon
+    import backends.word_forms
+
+    def unreadable():
+        raise PermissionError("a cache folder that cannot be written")
+
+    english_forms.cache_clear()
+    monkeypatch.setattr(backends.lexicon, "wordnet", unreadable)
+    monkeypatch.setattr(backends.word_forms, "_irregular", None)
+    try:
+        assert names_word("two quaggas", "quagga") and not names_word("mice", "mouse")
+        assert with_made_up_word("quaggas", "quagga", "blick") == "blicks"
+    finally:
+        english_forms.cache_clear()
+
+
 def test_each_form_says_the_ending_a_made_up_word_takes_in_its_place():
     forms = english_forms("mouse")
     assert forms["mouse"] == "" and forms["mice"] == "s" and forms["mousing"] == "ing"
     assert english_forms("go")["went"] == "ed" and english_forms("good")["best"] == "est"
+    assert with_made_up_word("They are; it is; it was.", "be", "dax") == (
+        "They dax; it daxes; it daxed."
+    )
 
 
 def test_the_made_up_word_takes_the_real_ones_place_ending_and_capitals_kept():
@@ -62,4 +90,5 @@ def test_the_made_up_word_takes_the_real_ones_place_ending_and_capitals_kept():
 
 def test_a_form_of_the_made_up_word_is_told_from_another_word():
     assert is_form_of("florps", "florp") and is_form_of("ＦＬＯＲＰ", "florp")
+    assert is_form_of("florp's", "florp") and is_form_of("florp", "ｆｌｏｒｐ")
     assert not is_form_of("anvil", "florp") and not is_form_of("florpish", "florp")

@@ -276,7 +276,7 @@ def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came()
     itself = {"oracle": False, "oracle_in_context": True}
     known = KnownWord("anvil", said, itself, torch.zeros(4), cosines)
     card = definition_cards("florp", rows, known).split("---")[-1]
-    assert card.count("say the word itself") == 1 and card.endswith("degenerate.*")
+    assert card.count("say the word itself") == 1 and card.endswith("would not need.*")
 
 
 def test_figures_escape_tokens_and_keep_nan_cells():
