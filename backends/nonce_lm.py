@@ -128,23 +128,6 @@ def inflected_pattern(word: str) -> re.Pattern[str]:
     return re.compile(word_pattern(word).pattern + r"[^\W\d_]*", re.IGNORECASE)
 
 
-def with_real_word(word: str, text: str, real: str) -> str:
-    """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
-    word's ending put on the real one (blicks -> birds) and its capitals (Blick -> Bird,
-    BLICKS -> BIRDS; a real word with capitals of its own, eBay, keeps them): the sentences
-    the LM reads when it already knows the word (the oracle in context). English endings
-    (regular ones: mouse + s -> mouses) go only on a word of a script written with spaces."""
-    stem = word_pattern(word)
-    endings = not written_without_spaces(real)
-
-    def real_form(match: re.Match[str]) -> str:
-        typed = match.group()
-        ending = typed[stem.match(typed).end() :]
-        return capitals_like(typed, inflect(real, ending.lower()) if ending and endings else real)
-
-    return inflected_pattern(word).sub(real_form, text)
-
-
 def capitals_like(typed: str, form: str) -> str:
     """`form` in the capitals of the `typed` word it takes the place of (BIRDS, Bird, bird),
     unless it has capitals of its own (eBay), which it keeps as written."""

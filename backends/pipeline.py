@@ -32,11 +32,11 @@ from backends.learners import NonceEmbedding, load_learner, parse_learners
 from backends.learners.college import examples_prefix
 from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
-from backends.nonce_lm import NonceLM, with_real_word
+from backends.nonce_lm import NonceLM
 from backends.projection import MapPoint, neighbourhood_map
 from backends.reference import reference_vectors, unit
 from backends.settings import Device, load_settings, resolve_device
-from backends.word_forms import names_word
+from backends.word_forms import names_word, with_real_word
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
-"""A real word's English forms, and finding them in text: what the real word's card, the
-benchmarks' `names_word` and masked identification, and the arena's oracle read.
+"""A real word's English forms: finding them in text (the real word's card, the benchmarks'
+`names_word` and masked identification, the arena's oracle), and putting the real word in
+a made-up one's place with its ending (`with_real_word`: the oracle in context's sentences).
 
 A made-up word has no dictionary, so `backends.nonce_lm.word_pattern` reads any stem and
 regular ending after it (data may even hide "stipulated" as "fruliskd"). A real word has
@@ -173,6 +174,43 @@ def names_word(text: str, word: str) -> bool:
     'mice'), found by spelling: a definition that does names what it defines (the
     benchmarks' `names_word`, the real word's card)."""
     return bool(real_word_pattern(word).search(text))
+
+
+# A made-up word's ending (as `word_pattern` leaves it) -> the ending class of
+# `english_forms`: the irregular forms that take its place.
+_ENDING_CLASS = {"s": "s", "es": "s", "ed": "ed", "d": "ed", "ing": "ing", "er": "er", "est": "est"}
+
+
+def spelled(real: str, ending: str) -> str:
+    """The real word with a made-up word's `ending` as English spells it: WordNet's
+    irregular form where it has just one for that ending (mouse + s -> mice, good + er ->
+    better; for -ed only a spelling of the regular past, occur + ed -> occurred), else the
+    regular spelling (`inflect`: bird + s -> birds; ring + ed -> ringed, since WordNet
+    does not say whether rang or rung; overflow + ed -> overflowed, not overflown)."""
+    base, kind = fold(real), _ENDING_CLASS.get(ending.lower())
+    found = [f for f, e in _irregular_forms().get(base, {}).items() if kind and e == kind]
+    if kind == "ed":  # a past of its own may stand beside the regular one (overflown,
+        # learnt), or be a participle (drunk): only the regular past's own spelling (occurred)
+        found = [f for f in found if f.startswith(base) and f.endswith("ed")]
+    return found[0] if len(found) == 1 else inflect(real, ending.lower())
+
+
+def with_real_word(word: str, text: str, real: str) -> str:
+    """`text` with the made-up `word` replaced by the `real` one it stands for, the made-up
+    word's ending put on the real one as English spells it (blicks -> birds, mice;
+    `spelled`) and its capitals (Blick -> Bird, BLICKS -> BIRDS; a real word with capitals
+    of its own, eBay, keeps them): the sentences the LM reads when it already knows the
+    word (the oracle in context). English endings go only on a word of a script written
+    with spaces."""
+    stem = word_pattern(word)
+    endings = not written_without_spaces(real)
+
+    def real_form(match: re.Match[str]) -> str:
+        typed = match.group()
+        ending = typed[stem.match(typed).end() :]
+        return capitals_like(typed, spelled(real, ending) if ending and endings else real)
+
+    return inflected_pattern(word).sub(real_form, text)
 
 
 def with_made_up_word(text: str, real: str, word: str) -> str:

@@ -11,7 +11,6 @@ from backends.nonce_lm import (
     inflect,
     inflected_pattern,
     mixed,
-    with_real_word,
     word_pattern,
 )
 
@@ -595,15 +594,3 @@ def test_rows_past_the_tokenizers_vocabulary_are_spelt_empty_and_never_offered()
     assert lm.token_forms() is not None and lm.unwritable_ids().numel() >= 0
     emb = CentroidLearner().learn(lm, "wug", [Example("the wug sat on the mat .")])
     assert len(define(lm, [emb], max_new_tokens=4)) == 1
-
-
-def test_the_real_word_takes_the_made_up_ones_place_and_ending():
-    text = "Two blicks sat. The blick's nest; Blicked, the blicket stayed."
-    filled = with_real_word("blick", text, "bird")
-    assert filled == "Two birds sat. The bird's nest; Birded, the blicket stayed."
-    # capitals as typed; a real word's own capitals kept; no English ending on a script
-    # written without spaces
-    assert with_real_word("florp", "The FLORPS fell. Florp!", "anvil") == "The ANVILS fell. Anvil!"
-    assert with_real_word("florp", "FLORPS, FLORPED", "box") == "BOXES, BOXED"
-    assert with_real_word("florp", "Florp is here; florps.", "eBay") == "eBay is here; eBays."
-    assert with_real_word("florp", "Two florps. Florped.", "金床") == "Two 金床. 金床."

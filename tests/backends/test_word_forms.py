@@ -4,7 +4,13 @@ their place with the same ending and capitals."""
 
 import pytest
 
-from backends.word_forms import english_forms, is_form_of, names_word, with_made_up_word
+from backends.word_forms import (
+    english_forms,
+    is_form_of,
+    names_word,
+    with_made_up_word,
+    with_real_word,
+)
 
 
 @pytest.mark.parametrize(
@@ -92,3 +98,20 @@ def test_a_form_of_the_made_up_word_is_told_from_another_word():
     assert is_form_of("florps", "florp") and is_form_of("ＦＬＯＲＰ", "florp")
     assert is_form_of("florp's", "florp") and is_form_of("florp", "ｆｌｏｒｐ")
     assert not is_form_of("anvil", "florp") and not is_form_of("florpish", "florp")
+
+
+def test_the_real_word_takes_the_made_up_ones_place_and_ending():
+    text = "Two blicks sat. The blick's nest; Blicked, the blicket stayed."
+    filled = with_real_word("blick", text, "bird")
+    assert filled == "Two birds sat. The bird's nest; Birded, the blicket stayed."
+    # capitals as typed; a real word's own capitals kept; no English ending on a script
+    # written without spaces
+    assert with_real_word("florp", "The FLORPS fell. Florp!", "anvil") == "The ANVILS fell. Anvil!"
+    assert with_real_word("florp", "FLORPS, FLORPED", "box") == "BOXES, BOXED"
+    assert with_real_word("florp", "Florp is here; florps.", "eBay") == "eBay is here; eBays."
+    assert with_real_word("florp", "Two florps. Florped.", "金床") == "Two 金床. 金床."
+    # WordNet's irregular form where it has one for the ending; else the regular spelling
+    assert with_real_word("florp", "Two florps florped.", "mouse") == "Two mice moused."
+    assert with_real_word("florp", "It florped, florping.", "occur") == "It occurred, occurring."
+    assert with_real_word("florp", "It florped.", "ring") == "It ringed."  # rang or rung?
+    assert with_real_word("florp", "It florped.", "overflow") == "It overflowed."  # not overflown
