@@ -49,8 +49,10 @@ def _ending(pos: str, form: str) -> str:
     if pos == "noun":
         return "s"
     if pos == "verb":
-        if form.endswith("ing") or form in _PLAIN:
-            return "ing" if form.endswith("ing") else ""
+        if form.endswith("ing"):
+            return "ing"
+        if form in _PLAIN:
+            return ""
         return "s" if form in _THIRD_PERSON or form.endswith("es") else "ed"  # quizzes, went
     return "est" if form.endswith("st") else "er"
 
@@ -60,10 +62,12 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+@lru_cache(maxsize=1)
 def _wordnet():
     """The WordNet reader, or None where it cannot be read (not installed, a cache folder
     that cannot be written): then every regular spelling stands and there are no irregular
-    forms, rather than a card or a battle failing after its work is done."""
+    forms, rather than a card or a battle failing after its work is done. Asked once, not
+    again for every spelling of every word."""
     from backends.lexicon import wordnet
 
     try:
@@ -73,28 +77,21 @@ def _wordnet():
         return None
 
 
-_irregular: dict[str, dict[str, str]] | None = None  # read once, when WordNet can be read
-
-
+@lru_cache(maxsize=1)
 def _irregular_forms() -> dict[str, dict[str, str]]:
     """WordNet's exception lists turned round: base -> {irregular form: ending}."""
-    global _irregular
-    if _irregular is None:
-        wn = _wordnet()
-        if wn is None:
-            return {}
-        forms: dict[str, dict[str, str]] = {}
-        for pos in _POS:
-            with wn.open(f"{pos}.exc") as lines:
-                for line in lines:
-                    form, *bases = line.split()
-                    if "_" in form:  # phrases: not one word
-                        continue
-                    for base in bases:
-                        if base != form:
-                            forms.setdefault(base, {}).setdefault(form, _ending(pos, form))
-        _irregular = forms
-    return _irregular
+    wn = _wordnet()
+    forms: dict[str, dict[str, str]] = {}
+    for pos in _POS if wn is not None else ():
+        with wn.open(f"{pos}.exc") as lines:
+            for line in lines:
+                form, *bases = line.split()
+                if "_" in form:  # phrases: not one word
+                    continue
+                for base in bases:
+                    if base != form:
+                        forms.setdefault(base, {}).setdefault(form, _ending(pos, form))
+    return forms
 
 
 def _bases(form: str) -> set[str] | None:

@@ -193,12 +193,12 @@ shots) over `n` items. Choices that shape the numbers:
 - DefGen's `oracle_in_context` rows (from 2026-11-29) are the oracle after the item's
   first k examples, the real word in them, set before its probe as `college` sets its
   own (`benchmarks.defgen.define_in_context`): the ceiling for a learner that reads the
-  examples, where the plain oracle defines the word's commonest sense. The real word
-  takes the made-up one's ending by English's regular rules, and from 2026-11-29 as
-  WordNet's irregular spelling where it has just one (`backends.word_forms.spelled`:
-  mouse + s -> mice, occur + ed -> occurred); of every set's sentences only two change,
-  the dev endings file's for *occur* ("occured" -> "occurred"), and its records keep
-  what they were made with.
+  examples, where the plain oracle defines the word's commonest sense. Here the real word
+  goes into the placeholder as it is, the ending after it kept (`benchmarks.data.with_nonce`:
+  the dev endings file's "<nonce>ed" for *occur* reads "occured"); the app's real-word
+  card and the arena's oracle put it in a made-up word's place with
+  `backends.word_forms.with_real_word`, which from 2026-11-29 spells WordNet's irregular
+  form where it has just one (mouse + s -> mice, occur + ed -> occurred).
 - `defgen.dev.endings.jsonl` / `defgen.test.endings.jsonl` (`python -m
   benchmarks.build_endings`) are the DefGen items whose WordNet sentences use the word
   with a regular ending, kept after the nonce ("feints and <nonce>s", where DefGen masks

@@ -7,7 +7,8 @@ In one process, through the app's own callbacks (no HTTP; the page's state is dr
 after each click, as a person who moves on drops theirs): all six learners at the page's
 defaults, a new made-up word every click (so the app's embedding cache keeps filling, as
 it does on a Space), a real word on every other click, then a battle on the person's own
-sentences and a vote. Rate limits are opened and the vote store is a throwaway file.
+sentences and a vote. Rate limits are opened (`loadtest.open_limits`) and the vote store
+is a throwaway file.
 A steady state is what to look for: each click's learners and battle add entries to the
 embedding cache (`NONCE_EMBEDDING_CACHE_SIZE`, 512 by default), which should hold little.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -42,13 +42,12 @@ def run(clicks: int) -> list[dict]:
     from demo.callbacks import Callbacks
     from demo.identity import Who
     from demo.settings import load_demo_settings
+    from tests.tools.loadtest import open_limits
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        os.environ["NONCE_DB"] = str(Path(folder) / "votes.sqlite")
-        for limit in ("LEARNS", "BATTLES", "VOTES", "ADDRESS_BATTLES", "ADDRESS_VOTES"):
-            os.environ[f"NONCE_{limit}_PER_MIN"] = "100000"
-        callbacks = Callbacks(load_demo_settings())
+        db = str(Path(folder) / "votes.sqlite")
+        callbacks = Callbacks(load_demo_settings().with_(db=db, **open_limits()))
         who = Who(session="memory-growth", address="127.0.0.1")
         start = time.perf_counter()
         try:
