@@ -218,6 +218,11 @@ shots) over `n` items. Choices that shape the numbers:
   with and without the ban (`college-*-natural*.json`, 2026-11-29: on the held-out files
   plain identification fell again); not in these tables: the model card's "Definitions
   that name the word they read" has them.
+- `benchmarks/results/tt-steps/` holds token tuning's runs at other step counts on the
+  written dev sentences at k = 3 (`--tt-steps 2`, `8`, and `16` on the first 100 items;
+  2026-12-01): 8 and 16 fit the examples better and define the word worse, 2 no better
+  than the shipped 4; not in these tables: the README's token-tuning notes (under the
+  florp example) have them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
