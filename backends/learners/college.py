@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from backends.frames import allowed_classes
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
+from backends.learners.linear_head import LinearHead, pooled_features
 from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
 from backends.nonce_lm import NonceLM, word_pattern
 
@@ -51,6 +52,7 @@ SURE_EDGES = (0.5, 0.9, 0.99)
 # second to fifth in 28 of 200 readings, first in 113
 READ_NEXT = 4
 TRAIN_COMMAND = "python -m training.college --out assets/college/minilm-l6__gemma-3-270m"
+LINEAR_HEAD_WEIGHT = 0.6  # CollegeConfig.linear_head_weight
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 
 
@@ -294,11 +296,20 @@ class CollegeConfig:
     # WordNet's counts, was defined after 'The verb "blick"'. Model card, "The examples'
     # syntax in the class guess".
     class_frames: bool = True
+    # Share of the linear head's vector (backends/learners/linear_head.py: the examples read
+    # by all-mpnet-base-v2, 110M parameters, through one affine map fitted on training words)
+    # in the new *input* vector, the one Chimera, Definitional Nonce, the neighbours and the
+    # map read, where a head for this LM lies beside the generator; the definitions keep the
+    # reader's vectors. 0: the reader's vector alone. Chosen on Chimera and Nonce dev (model
+    # card, "A bigger encoder for the vectors").
+    linear_head_weight: float = LINEAR_HEAD_WEIGHT
     device: str = "cpu"
 
     def __post_init__(self):
         if not 0 <= self.lm_reader_weight <= 1:
             raise ValueError(f"lm_reader_weight={self.lm_reader_weight}: choose 0..1")
+        if not 0 <= self.linear_head_weight <= 1:
+            raise ValueError(f"linear_head_weight={self.linear_head_weight}: choose 0..1")
         if self.examples_in_prompt not in PROMPT_LAYOUTS:
             raise ValueError(
                 f"examples_in_prompt={self.examples_in_prompt!r}: choose one of "
@@ -387,6 +398,7 @@ class CollegeLearner(Learner):
         self.device = self.config.device
         self._generator: CollegeGenerator | None = None
         self._encoder = None
+        self._linear_head: LinearHead | None | bool = False  # False: not looked for yet
         self._fitted: ReaderConfig | None = None  # the defining reader, from READER_WEIGHTS
         self._calibration: dict | None = None  # READING_CALIBRATION, read once ({}: none)
 
@@ -433,6 +445,24 @@ class CollegeLearner(Learner):
             self._calibration = json.loads(path.read_text()) if path.exists() else {}
         return self._calibration
 
+    def linear_head(self, lm: NonceLM) -> LinearHead | None:
+        """The linear head beside the generator, where there is one for `lm` (read once)."""
+        if self._linear_head is False:
+            self._linear_head = LinearHead.load(self.path)
+        head = self._linear_head
+        return head if head is not None and head.config.d_lm == lm.dim else None
+
+    def head_vector(self, lm: NonceLM, word: str, examples: list[Example]) -> torch.Tensor | None:
+        """The linear head's [d] input-space vector of the examples (None: no head here)."""
+        from backends.models import load_encoder
+
+        head = self.linear_head(lm)
+        if head is None or not self.config.linear_head_weight:
+            return None
+        encoder, tokenizer = load_encoder(head.config.encoder, self.device)
+        texts = [mask_word(e.text, word, tokenizer.mask_token) for e in examples]
+        return head(pooled_features(encoder, tokenizer, texts, head.config.max_tokens))
+
     def concept(self, word: str) -> ConceptState:
         """An empty concept for `word`; `.add(examples)` then `.embedding()`."""
         from backends.models import load_encoder
@@ -475,6 +505,15 @@ class CollegeLearner(Learner):
             elif defining is not reading:  # the definition is written from the sharper reading
                 row_in, row_out = self._blend(defining.vector, *proposed)
                 readings.append((1.0, row_in.to(lm.device), row_out.to(lm.device)))
+        from_head = self.head_vector(lm, word, examples)
+        if from_head is not None:  # a second reading, for the input vector alone
+            if not readings:  # the definition is written from the vectors as they were
+                readings.append((1.0, vin.to(lm.device), vout.to(lm.device)))
+            share = self.config.linear_head_weight
+            mixed = (1 - share) * F.normalize(vin.float(), dim=-1) + share * F.normalize(
+                from_head.to(vin), dim=-1
+            )
+            vin = F.normalize(mixed, dim=-1) * self.generator.config.norm_in
         prefix = examples_prefix(examples, self.config.examples_in_prompt)
         # the class as read, among those the examples' syntax allows ('a blick of' is no verb)
         texts = [e.text for e in examples]
@@ -482,6 +521,7 @@ class CollegeLearner(Learner):
         word_class = defining.word_class(lm, allowed) if reading is not None else None
         probe = CLASS_PROBES.get(word_class, "") if self.config.class_probes else ""
         info = {
+            "linear_head": from_head is not None,
             "norm_in": float(vin.norm()),
             "norm_out": float(vout.norm()),
             "k": len(examples),

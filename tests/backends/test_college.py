@@ -221,7 +221,7 @@ def test_shipped_generator_learns_wug():
     # generator's lengths; read form by form, it is the vectors' own
     [(weight, vin, vout)] = embedding.readings
     assert weight == 1.0 and float(vin.norm()) == pytest.approx(norm_in, rel=1e-4)
-    forms = CollegeConfig(define_lexemes=False, fitted_from=0)
+    forms = CollegeConfig(define_lexemes=False, fitted_from=0, linear_head_weight=0)
     assert CollegeLearner(forms).learn(lm, "wug", examples).readings == []
     # readings asked for: the heaviest words, their weights renormalised, each at the
     # generator's lengths (what the learner writes when the LM reads that word alone)
@@ -249,8 +249,12 @@ def test_shipped_generator_learns_wug():
     # (one entry at the generator's lengths); the vectors stay the hand-set reading's
     three = [*examples, Example("A wug built its nest in the hedge.")]
     fitted = learner.learn(lm, "wug", three)
-    hand = CollegeLearner(forms).learn(lm, "wug", three)  # no fitted weights here either
-    assert torch.equal(fitted.input_vector, hand.input_vector) and hand.readings == []
+    hand = CollegeLearner(forms).learn(lm, "wug", three)  # no fitted weights, nor the head
+    headed = replace(forms, linear_head_weight=CollegeConfig().linear_head_weight)
+    assert torch.equal(
+        fitted.input_vector, CollegeLearner(headed).learn(lm, "wug", three).input_vector
+    )
+    assert hand.readings == []
     [(weight, vin, vout)] = fitted.readings
     assert weight == 1.0 and not torch.equal(vin, fitted.input_vector)
     assert float(vin.norm()) == pytest.approx(norm_in, rel=1e-4)

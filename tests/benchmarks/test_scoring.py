@@ -187,6 +187,27 @@ def test_cloze_picks_the_candidate_whose_word_the_lm_expects(tiny_lm):
     assert pick(sentence_scores(tiny_lm, sentence, plain)) == 1
 
 
+def test_a_cloze_sentence_reads_the_word_as_its_one_reading(tiny_lm):
+    """college's input vector also blends the linear head's reading (for the word-vector
+    tasks); a filled sentence reads the word as its definition does, its one reading."""
+    from dataclasses import replace
+
+    from benchmarks.cloze import as_read_in_text
+
+    sentence = "the cat sat on the ___"
+    read = _embedding(tiny_lm, "dax", 1)
+    blended = replace(
+        _embedding(tiny_lm, "dax", 2), readings=[(1.0, read.input_vector, read.output_vector)]
+    )
+    assert sentence_scores(tiny_lm, sentence, [blended]) == sentence_scores(
+        tiny_lm, sentence, [read]
+    )
+    plain = _embedding(tiny_lm, "dax", 3)  # no reading: its vectors
+    assert as_read_in_text(plain) is plain
+    mixed = replace(plain, readings=[(0.5, read.input_vector, read.output_vector)] * 2)
+    assert as_read_in_text(mixed) is mixed  # a mixture of readings: its vectors too
+
+
 def test_cloze_counts_only_the_sentence_tokens(tiny_lm):
     sentence = "the ___ barked"
     with_prefix = _embedding(tiny_lm, "dax", 0, prefix="a dax is a dog\n")
