@@ -89,7 +89,12 @@ shots) over `n` items. Choices that shape the numbers:
   ("Definitions from a mixture of the readings"); rows named `college (lexeme vectors)`
   are the shipped learner with its vectors' reading, too, scoring the new word's lexeme on
   its best form in each example (`pool_forms` true in their config's `reader`; a scratch
-  copy with that default), measured on Chimera and Nonce and not shipped ("Next").
+  copy with that default), measured on Chimera and Nonce and not shipped ("Next"); rows
+  named `college (before the linear head)` are the learner's Chimera and Nonce rows before
+  its input vector blended in the linear head's (all-mpnet-base-v2 through one linear map:
+  no `linear_head_weight` in their config; the model card's "A bigger encoder for the
+  vectors", where the shipped learner's L4, L6 and Nonce numbers are, from its saved
+  vectors); its definitions, and so DefGen and the tournament, did not change.
   Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log
