@@ -94,7 +94,9 @@ shots) over `n` items. Choices that shape the numbers:
   its input vector blended in the linear head's (all-mpnet-base-v2 through one linear map:
   no `linear_head_weight` in their config; the model card's "A bigger encoder for the
   vectors", where the shipped learner's L4, L6 and Nonce numbers are, from its saved
-  vectors); its definitions, and so DefGen and the tournament, did not change.
+  vectors), and its Cloze rows before a filled sentence read the word through its one
+  reading (`benchmarks/cloze.as_read_in_text`: 0.725 on the first 40 either way); its
+  definitions, and so DefGen and the tournament, did not change.
   Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log
