@@ -93,7 +93,7 @@ shots) over `n` items. Choices that shape the numbers:
   named `college (before the linear head)` are the learner's Chimera and Nonce rows before
   its input vector blended in the linear head's (all-mpnet-base-v2 through one linear map:
   no `linear_head_weight` in their config; the model card's "A bigger encoder for the
-  vectors", where the shipped learner's L6 numbers are, from its saved vectors),
+  vectors"),
   and its Cloze rows before a filled sentence read the word through its one
   reading (`benchmarks/cloze.as_read_in_text`: 0.725 on the first 40 either way); its
   definitions, and so DefGen and the tournament, did not change.
