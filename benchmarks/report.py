@@ -96,7 +96,11 @@ shots) over `n` items. Choices that shape the numbers:
   vectors"),
   and its Cloze rows before a filled sentence read the word through its one
   reading (`benchmarks/cloze.as_read_in_text`: 0.725 on the first 40 either way); its
-  definitions, and so DefGen and the tournament, did not change.
+  definitions, and so DefGen and the tournament, did not change. Rows named `college
+  (20 376-word head)` are the shipped learner with that head refitted on every WordNet
+  pool word, not 6 000 (`python -m training.linear_head --words 0 --ridges 3e4`, run from
+  a scratch copy), measured and not yet shipped (the model card's "Which layer, and how
+  many words").
   Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log
