@@ -97,10 +97,11 @@ shots) over `n` items. Choices that shape the numbers:
   and its Cloze rows before a filled sentence read the word through its one
   reading (`benchmarks/cloze.as_read_in_text`: 0.725 on the first 40 either way); its
   definitions, and so DefGen and the tournament, did not change. Rows named `college
-  (20 376-word head)` are the shipped learner with that head refitted on every WordNet
-  pool word, not 6 000 (`python -m training.linear_head --words 0 --ridges 3e4`, run from
-  a scratch copy), measured and not yet shipped (the model card's "Which layer, and how
-  many words").
+  (6 000-word head)` are the learner with its linear head fitted on 6 000 WordNet pool
+  words (ridge 1e4), before the shipped head refitted on all 20 376 (ridge 3e4; the
+  model card's "Which layer, and how many words"); the shipped rows' records
+  (`*-all-words-head*.json`) ran from a scratch copy with the new head in place before it
+  shipped, byte for byte the head that shipped.
   Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log
