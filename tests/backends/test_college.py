@@ -167,6 +167,8 @@ def test_examples_prefix_layouts():
 def test_unknown_prompt_layout_is_refused():
     with pytest.raises(ValueError, match="examples_in_prompt='columns'"):
         CollegeConfig(examples_in_prompt="columns")
+    with pytest.raises(ValueError, match="common_directions=33: choose 0..32"):
+        CollegeConfig(common_directions=33)
 
 
 def test_missing_asset_names_the_training_command(tmp_path):

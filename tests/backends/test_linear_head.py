@@ -80,6 +80,32 @@ def test_ridge_recovers_a_linear_map_and_the_head_means_over_examples():
     assert float(flat(x[0]).norm()) < 1e-2
 
 
+def test_the_common_directions_are_the_targets_principal_ones_and_leave_on_request():
+    torch.manual_seed(0)
+    # targets that vary most along one known direction, then a second
+    first, second = torch.nn.functional.normalize(torch.randn(2, 5), dim=-1)
+    second = torch.nn.functional.normalize(second - (second @ first) * first, dim=0)
+    coeffs = torch.randn(300, 2) * torch.tensor([10.0, 3.0])
+    y = coeffs @ torch.stack([first, second]) + 0.01 * torch.randn(300, 5) + 2.0
+    head = LinearHead(None, fit_ridge(torch.randn(300, 4), y, ridge=1.0, directions=3))
+    assert head.common.shape == (3, 5)
+    torch.testing.assert_close(head.common @ head.common.T, torch.eye(3), atol=1e-5, rtol=0)
+    assert abs(float(head.common[0] @ first)) > 0.999  # largest first, the sign either way
+    assert abs(float(head.common[1] @ second)) > 0.999
+    v = torch.randn(5)
+    torch.testing.assert_close(head.without_common(v, 0), v)
+    out = head.without_common(v, 2)
+    assert float((head.common[:2] @ out).abs().max()) < 1e-5  # nothing left along them
+    # ... which are the targets' own two, up to their noise
+    expected = (v @ first) * first + (v @ second) * second
+    torch.testing.assert_close(v - out, expected, atol=1e-3, rtol=0)
+    # rows of a matrix each lose theirs
+    both = head.without_common(torch.stack([v, 2 * v]), 2)
+    torch.testing.assert_close(both, torch.stack([out, 2 * out]))
+    with pytest.raises(ValueError, match="keeps 3"):
+        head.without_common(v, 4)
+
+
 def test_save_and_load(tmp_path):
     torch.manual_seed(0)
     x = torch.randn(50, 4)
@@ -89,6 +115,14 @@ def test_save_and_load(tmp_path):
     loaded = LinearHead.load(tmp_path)
     assert loaded.config == config
     torch.testing.assert_close(loaded.row(x[0]), head.row(x[0]), atol=1e-3, rtol=1e-3)  # fp16
+    torch.testing.assert_close(loaded.common, head.common)  # kept whole
+    # a head saved before the directions were kept loads with none
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(tmp_path / "linear_head.safetensors"))
+    del tensors["common"]
+    save_file(tensors, str(tmp_path / "linear_head.safetensors"))
+    assert LinearHead.load(tmp_path).common.shape == (0, 3)
     assert LinearHead.load(tmp_path / "none") is None
 
 
@@ -111,6 +145,14 @@ def test_the_shipped_head_moves_colleges_input_vector_and_not_its_definition(rea
     assert float(blended.input_vector.norm()) == pytest.approx(
         float(alone.input_vector.norm()), rel=1e-4
     )
+    # the head's common directions are out of the blend, and only where asked
+    head = CollegeLearner().linear_head(real_lm)
+    n = CollegeConfig().common_directions
+    assert blended.info["common_directions"] == n > 0 and alone.info["common_directions"] == 0
+    along = head.common[:n] @ blended.input_vector.float().cpu()
+    assert float(along.abs().max()) < 1e-4 * float(blended.input_vector.norm())
+    kept = CollegeLearner(CollegeConfig(common_directions=0)).learn(real_lm, "florp", examples)
+    assert float((head.common[:n] @ kept.input_vector.float().cpu()).abs().max()) > 1e-2
     # the reader's own vectors write the definition: its sharper reading, as without the head
     [(weight, vin, vout)] = blended.readings
     [(_, alone_in, alone_out)] = alone.readings
