@@ -319,9 +319,7 @@ class CollegeConfig:
         if not 0 <= self.linear_head_weight <= 1:
             raise ValueError(f"linear_head_weight={self.linear_head_weight}: choose 0..1")
         if not 0 <= self.common_directions <= COMMON_KEPT:
-            raise ValueError(
-                f"common_directions={self.common_directions}: choose 0..{COMMON_KEPT}"
-            )
+            raise ValueError(f"common_directions={self.common_directions}: choose 0..{COMMON_KEPT}")
         if self.examples_in_prompt not in PROMPT_LAYOUTS:
             raise ValueError(
                 f"examples_in_prompt={self.examples_in_prompt!r}: choose one of "
@@ -522,7 +520,7 @@ class CollegeLearner(Learner):
             if not readings:  # the definition is written from the vectors as they were
                 readings.append((1.0, vin.to(lm.device), vout.to(lm.device)))
             share, head = self.config.linear_head_weight, self.linear_head(lm)
-            common = min(self.config.common_directions, len(head.common))
+            common = self.config.common_directions  # more than the head keeps: refused
             reader_part = head.without_common(vin.float(), common)
             head_part = head.without_common(from_head.to(vin), common)
             mixed = (1 - share) * F.normalize(reader_part, dim=-1) + share * F.normalize(

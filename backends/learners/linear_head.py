@@ -17,8 +17,9 @@ examples -> standardised -> one affine map to the LM's input space, fitted in cl
 only (`training/linear_head.py`), its penalty and the blend chosen on Chimera and Nonce dev.
 `college` blends its vector into the LM reader's input vector
 (`CollegeConfig.linear_head_weight`; the training words' top principal directions can be
-taken out of both first: `LinearHead.without_common`, `CollegeConfig.common_directions`); its definitions are written from the reader's
-vectors as before, and Cloze's sentences read the word as the definition does.
+taken out of both first: `LinearHead.without_common`, `CollegeConfig.common_directions`);
+its definitions are written from the reader's vectors as before, and Cloze's sentences
+read the word as the definition does.
 """
 
 from __future__ import annotations
