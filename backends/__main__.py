@@ -73,6 +73,8 @@ def _as_record(result) -> dict:
             "definitions": result.known.definitions,
             "says_itself": result.known.says_itself,
             "cosine": {name: round(c, 4) for name, c in result.known.similarity.items()},
+            "rank": result.known.rank,
+            "ranked_among": result.known.ranked_among,
         },
     }
 
@@ -86,9 +88,11 @@ def _print_table(record: dict) -> None:
         print(f"  neighbours: {near}")
         if r["info"].get("note"):  # what the learner says of its result, as its app card does
             print(f"  note: {r['info']['note']}")
-        cosine = (record["real_word"] or {}).get("cosine", {}).get(r["learner"])
+        real = record["real_word"] or {}
+        cosine = real.get("cosine", {}).get(r["learner"])
         if cosine is not None:  # none where the vector does not hold what it learned
-            print(f"  cosine to {record['real_word']['word']!r}: {cosine:.2f}")
+            rank = f"rank {real['rank'][r['learner']]} of {real['ranked_among']} WordNet words"
+            print(f"  cosine to {real['word']!r}: {cosine:.2f} ({rank})")
     if record["real_word"]:  # the ceiling: the LM defining the word it knows
         print(f"\n[the real word: {record['real_word']['word']}] (not a learner)")
         for name, text in record["real_word"]["definitions"].items():

@@ -34,7 +34,7 @@ from backends.models import load_causal_lm
 from backends.neighbours import Neighbour, Space, vocabulary_index
 from backends.nonce_lm import NonceLM
 from backends.projection import MapPoint, neighbourhood_map
-from backends.reference import reference_vectors, unit
+from backends.reference import rank_among_lemmas, reference_vectors, unit
 from backends.settings import Device, load_settings, resolve_device
 from backends.word_forms import names_word, with_real_word
 
@@ -103,6 +103,10 @@ class KnownWord:
     # learner -> cosine of its input vector to `vector`, for learners whose vector holds what
     # they learned (`Learner.learns_a_vector`; not prompting's random one)
     similarity: dict[str, float]
+    # learner -> the word's rank among WordNet's lemmas by cosine to that vector (1 = none is
+    # nearer: Definitional Nonce's measure), out of `ranked_among`
+    rank: dict[str, int]
+    ranked_among: int
 
 
 @dataclass
@@ -193,16 +197,21 @@ def known_word(
 ) -> KnownWord:
     """What the LM says of `real_word`, alone and after the examples with it in `word`'s
     place (college's layout, as DefGen's oracle rows), and each of `embeddings`' input
-    vector's cosine to its reference vector (the word-vector benchmarks' measure)."""
+    vector's cosine to its reference vector and the word's rank among WordNet's lemmas by
+    cosine to that vector (the word-vector benchmarks' measures)."""
     [alone] = define_known(lm, [real_word], max_new_tokens)
     texts = [e.text for e in examples]
     in_context = define_in_context(lm, word, texts, real_word, max_new_tokens)
     vector = torch.from_numpy(reference_vectors(lm, [real_word])[0])
     target = unit(vector)
     similarity = {e.learner: float(unit(e.input_vector) @ target) for e in embeddings}
+    ranks, ranked_among = rank_among_lemmas(
+        lm, [e.input_vector for e in embeddings], real_word, vector.numpy()
+    )
+    rank = {e.learner: r for e, r in zip(embeddings, ranks)}
     definitions = {ORACLE: alone.shown, ORACLE_IN_CONTEXT: in_context.shown}
     says_itself = {name: names_word(text, real_word) for name, text in definitions.items()}
-    return KnownWord(real_word, definitions, says_itself, vector, similarity)
+    return KnownWord(real_word, definitions, says_itself, vector, similarity, rank, ranked_among)
 
 
 def define_in_context(

@@ -69,12 +69,20 @@ def _cache_file(lm: NonceLM) -> Path:
     return folder / f"lemma-vectors-v{CANDIDATES_VERSION}-V{lm.vocab_size}.npz"
 
 
-def candidate_matrix(lm: NonceLM, extra_words: list[str]) -> tuple[list[str], np.ndarray]:
-    """(sorted words, [n, d] unit rows): WordNet single-word lemmas ∪ `extra_words`, lowercased.
+# (LM name, vocabulary size) -> (lemmas, [n, d] unit rows): the lemma part of the candidates,
+# kept once read, as the Learn tab ranks a real word among them on every click that names one
+_LEMMAS: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
 
-    The lemma part is cached under the cache dir, keyed by LM name and vocabulary size."""
+
+def lemma_matrix(lm: NonceLM) -> tuple[list[str], np.ndarray]:
+    """(sorted WordNet single-word lemmas, [n, d] unit reference vectors).
+
+    Cached under the cache dir, keyed by LM name and vocabulary size, and in memory."""
     from backends.lexicon import single_word_lemmas
 
+    key = (lm.name, lm.vocab_size)
+    if key in _LEMMAS:
+        return _LEMMAS[key]
     path = _cache_file(lm)
     if path.exists():
         cached = np.load(path)
@@ -85,8 +93,35 @@ def candidate_matrix(lm: NonceLM, extra_words: list[str]) -> tuple[list[str], np
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, words=np.array(lemmas), vectors=matrix.astype(np.float16))
         log.info("cached %d lemma reference vectors at %s", len(lemmas), path)
-    known = set(lemmas)
-    extra = sorted({w.lower() for w in extra_words} - known)
-    words = lemmas + extra
-    matrix = np.concatenate([matrix, reference_vectors(lm, extra)]) if extra else matrix
-    return words, normalise(matrix)
+    _LEMMAS[key] = lemmas, normalise(matrix)  # shared by every caller: none writes to it
+    return _LEMMAS[key]
+
+
+def candidate_matrix(lm: NonceLM, extra_words: list[str]) -> tuple[list[str], np.ndarray]:
+    """(sorted words, [n, d] unit rows): WordNet single-word lemmas ∪ `extra_words`, lowercased
+    (Definitional Nonce's candidates)."""
+    lemmas, matrix = lemma_matrix(lm)
+    extra = sorted({w.lower() for w in extra_words} - set(lemmas))
+    if not extra:
+        return lemmas, matrix
+    return lemmas + extra, np.concatenate([matrix, normalise(reference_vectors(lm, extra))])
+
+
+def rank_among_lemmas(
+    lm: NonceLM, vectors: list[torch.Tensor], word: str, reference: np.ndarray
+) -> tuple[list[int], int]:
+    """Definitional Nonce's measure for a word a person names: per vector, 1 + how many
+    WordNet lemmas other than `word` are nearer it by cosine than `reference` (`word`'s
+    reference vector, as typed) is; and how many lemmas could be (the rank's worst).
+
+    A rank, not the raw cosine, because every word's reference vector shares a few large
+    directions (Mu & Viswanath 2018): a vector made of them has a high cosine to every
+    word, the real one included, and is ranked among them as it deserves."""
+    lemmas, matrix = lemma_matrix(lm)
+    others = np.array([w != word.lower() for w in lemmas])
+    ranks = []
+    for vector in vectors:
+        query = unit(vector)
+        sims = matrix @ query
+        ranks.append(1 + int(np.sum(others & (sims > float(unit(reference) @ query)))))
+    return ranks, int(others.sum()) + 1

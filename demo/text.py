@@ -48,8 +48,9 @@ def definition_cards(word: str, rows: list[tuple], known: KnownWord | None = Non
     read the new word as); nearest, its vector's nearest tokens in the input space as
     (token, cosine) pairs, named on the card too: the chart below shows them only to the
     eye and on hover. With a real word (`known`), each card gives its learner's cosine to
-    it, and a last card what the LM says of that word, which it knows: the ceiling the
-    learners aim at."""
+    it and its rank among WordNet's words (the rank is the fairer: the directions all words
+    share lift a cosine to every word alike), and a last card what the LM says of that
+    word, which it knows: the ceiling the learners aim at."""
     blocks = [f"## Definitions of “{literal(word)}”"]
     real = literal(known.word) if known else ""
     for learner, definition, seconds, *rest in rows:
@@ -64,8 +65,12 @@ def definition_cards(word: str, rows: list[tuple], known: KnownWord | None = Non
             words = " · ".join(f"{literal(t)} {c:.2f}" for t, c in named[:NEAREST_ON_CARD])
             block += f"\n\nNearest tokens (input space, cosine): {words}"
         if known and learner in known.similarity:
-            cosine = known.similarity[learner]
-            block += f"\n\nCosine to “{real}” (its reference vector, input space): {cosine:.2f}"
+            cosine, rank = known.similarity[learner], known.rank[learner]
+            block += (
+                f"\n\n“{real}” (its reference vector, input space): cosine {cosine:.2f} · "
+                f"rank {rank:,} of {known.ranked_among:,} WordNet words by cosine "
+                "(1 = none nearer)"
+            )
         elif known:  # prompting: a random vector, what it learns is in its prompt
             block += f"\n\nNo cosine to “{real}”: its vector does not hold what it learned."
         blocks.append(block)

@@ -56,9 +56,12 @@ def test_the_table_shows_what_a_learner_notes(capsys):
         "word": "anvil",
         "definitions": said,
         "cosine": {"college": 0.98, "centroid": 0.2},
+        "rank": {"college": 3, "centroid": 4051},
+        "ranked_among": 77636,
     }
     _print_table(record)
     out = capsys.readouterr().out
-    assert "  cosine to 'anvil': 0.98" in out and "  cosine to 'anvil': 0.20" in out
+    assert "  cosine to 'anvil': 0.98 (rank 3 of 77636 WordNet words)" in out
+    assert "  cosine to 'anvil': 0.20 (rank 4051 of 77636 WordNet words)" in out
     assert "[the real word: anvil] (not a learner)" in out
     assert "  oracle_in_context: a block to hammer on." in out

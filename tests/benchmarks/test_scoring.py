@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from backends.learners import NonceEmbedding
-from backends.reference import cosines, normalise, reference_vectors
+from backends.reference import cosines, normalise, rank_among_lemmas, reference_vectors
 from benchmarks import metrics
 from benchmarks.bertscore import greedy_f1
 from benchmarks.cloze import pick, sentence_rows, sentence_scores
@@ -56,6 +56,16 @@ def test_reference_vector_is_mean_of_word_tokens(tiny_lm):
     assert got.shape == (2, tiny_lm.dim)
     assert got[0] == pytest.approx(expected, abs=1e-6)
     assert np.linalg.norm(normalise(got), axis=1) == pytest.approx([1.0, 1.0])
+
+
+def test_a_word_ranks_first_by_its_own_reference_vector_and_lower_by_another(tiny_lm):
+    from backends.lexicon import single_word_lemmas
+
+    bird, cat = (torch.from_numpy(v) for v in reference_vectors(tiny_lm, ["bird", "cat"]))
+    ranks, among = rank_among_lemmas(tiny_lm, [bird, cat, 3 * bird], "Bird", bird.numpy())
+    assert ranks[0] == ranks[2] == 1  # none nearer; a cosine does not see the length
+    assert ranks[1] >= 2  # "cat" itself is nearer the cat's vector than "bird" is
+    assert among == len(single_word_lemmas())  # "bird" is one of them, not counted twice
 
 
 # --- defgen / bertscore / tournament -----------------------------------------------------

@@ -70,7 +70,8 @@ def test_learn_beside_the_real_word(served):
     )
     assert "**The real word: “bird”**" in cards and "`oracle_in_context`" in cards
     # centroid's vector holds what it learned; prompting's is random, so it has no cosine
-    assert cards.count("Cosine to “bird”") == cards.count("No cosine to “bird”") == 1
+    said = cards.count("“bird” (its reference vector, input space): cosine")
+    assert said == cards.count("No cosine to “bird”") == 1
     assert "the real word: bird" in json.dumps(tsne)  # its point on the map
 
 

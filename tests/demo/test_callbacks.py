@@ -262,19 +262,21 @@ def test_the_real_words_card_comes_last_and_each_learner_says_how_near_it_came()
     ]
     said = {"oracle": "a heavy <b>iron</b> block.", "oracle_in_context": ""}
     itself = {"oracle": False, "oracle_in_context": False}
-    cosines = {"centroid": 0.2, "college": 0.98}
-    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines)
+    cosines, ranks = {"centroid": 0.2, "college": 0.98}, {"centroid": 4051, "college": 3}
+    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines, ranks, 77636)
     blocks = definition_cards("florp", rows, known).split("\n\n---\n\n")
     assert blocks[-1].startswith("**The real word: “anvil”** · not a learner")
     assert "Alone (`oracle`):\n\n> a heavy &lt;b&gt;iron&lt;/b&gt; block\\." in blocks[-1]
     assert "(`oracle_in_context`):\n\n> *(nothing)*" in blocks[-1]
-    assert "Cosine to “anvil” (its reference vector, input space): 0.98" in blocks[2]
+    said_of = "“anvil” (its reference vector, input space): cosine"
+    assert f"{said_of} 0.20 · rank 4,051 of 77,636 WordNet words by cosine" in blocks[1]
+    assert f"{said_of} 0.98 · rank 3 of 77,636 WordNet words by cosine" in blocks[2]
     assert "No cosine to “anvil”: its vector does not hold what it learned." in blocks[3]
-    assert "osine to" not in definition_cards("florp", rows)  # no real word, no line
+    assert "osine" not in definition_cards("florp", rows)  # no real word, no line
     # an oracle's definition that names its own word is said to
     said = {"oracle": "a heavy block.", "oracle_in_context": "an anvil's block."}
     itself = {"oracle": False, "oracle_in_context": True}
-    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines)
+    known = KnownWord("anvil", said, itself, torch.zeros(4), cosines, ranks, 77636)
     card = definition_cards("florp", rows, known).split("---")[-1]
     assert card.count("say the word itself") == 1 and card.endswith("would not need.*")
 
