@@ -99,12 +99,12 @@ shots) over `n` items. Choices that shape the numbers:
   definitions, and so DefGen and the tournament, did not change. Rows named `college
   (6 000-word head)` are the learner with its linear head fitted on 6 000 WordNet pool
   words (ridge 1e4), before the shipped head refitted on all 20 376 (ridge 3e4; the
-  model card's "Which layer, and how many words"); the shipped rows' records
-  (`*-all-words-head*.json`) ran from a scratch copy with the new head in place before it
-  shipped, byte for byte the head that shipped. Rows named `college (common directions out)` are the
-  shipped learner with `CollegeConfig.common_directions=8`: the top 8 principal directions
-  of the head's training words' vectors taken out of both parts of its input vector's
-  blend, measured and not shipped (the model card's "The common directions taken out").
+  model card's "Which layer, and how many words"); rows named `college (common directions
+  kept)` are that 20 376-word head before the top 8 principal directions of its training
+  words' vectors were taken out of both parts of the input vector's blend (the model
+  card's "The common directions taken out"; `CollegeConfig.common_directions=0`); their
+  records (`*-all-words-head*.json`) ran from a scratch copy with that head in place
+  before it shipped, byte for byte the head that shipped.
   Records named `*-h100.json` ran on
   an H100, `*-h200.json` on an H200. Its training never saw an evaluation word (see
   `training/corpus.py`); the dev files here were read during training only to log

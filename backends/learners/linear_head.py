@@ -16,8 +16,8 @@ examples -> standardised -> one affine map to the LM's input space, fitted in cl
 (ridge regression, the generator's regression loss with an L2 penalty) on training words
 only (`training/linear_head.py`), its penalty and the blend chosen on Chimera and Nonce dev.
 `college` blends its vector into the LM reader's input vector
-(`CollegeConfig.linear_head_weight`; the training words' top principal directions can be
-taken out of both first: `LinearHead.without_common`, `CollegeConfig.common_directions`);
+(`CollegeConfig.linear_head_weight`), both with the training words' top principal
+directions taken out first (`LinearHead.without_common`, `CollegeConfig.common_directions`);
 its definitions are written from the reader's vectors as before, and Cloze's sentences
 read the word as the definition does.
 """
@@ -128,10 +128,10 @@ class LinearHead:
         Why. Beyond the common mean, a few directions carry most of the variance every word
         vector shares (frequency, for one), and they crowd a cosine between two words'
         vectors; All-but-the-Top (Mu & Viswanath 2018) takes the mean and the top few
-        directions out and word similarity improves. On Chimera and Nonce, dev and held out,
-        the top 8 out of both parts of college's blend read people's ratings closer to the
-        oracle's (an oracle given the same projection gains too); measured, not yet the
-        default (model card, "The common directions taken out")."""
+        directions out and word similarity improves. On Chimera and Nonce dev, the top 8 out
+        of both parts of college's blend read people's ratings closer to the oracle's; an
+        oracle given the same projection gains too, and the learner kept 0.9 of it or more
+        (model card, "The common directions taken out")."""
         if n > len(self.common):
             raise ValueError(f"{n} common directions asked; this head keeps {len(self.common)}")
         top = self.common[:n].to(vector)

@@ -146,15 +146,13 @@ def test_the_shipped_head_moves_colleges_input_vector_and_not_its_definition(rea
         float(alone.input_vector.norm()), rel=1e-4
     )
     # the head's common directions are out of the blend, and only where asked
-    head, n = CollegeLearner().linear_head(real_lm), 8
-    out = CollegeLearner(CollegeConfig(common_directions=n)).learn(real_lm, "florp", examples)
-    assert out.info["common_directions"] == n and blended.info["common_directions"] == 0
-    along = head.common[:n] @ out.input_vector.float().cpu()
-    assert float(along.abs().max()) < 1e-4 * float(out.input_vector.norm())
-    assert float((head.common[:n] @ blended.input_vector.float().cpu()).abs().max()) > 1e-2
-    assert float(out.input_vector.norm()) == pytest.approx(float(blended.input_vector.norm()))
-    [(_, out_in, _)] = out.readings  # the definition's vectors are untouched
-    assert torch.equal(out_in, blended.readings[0][1])
+    head = CollegeLearner().linear_head(real_lm)
+    n = CollegeConfig().common_directions
+    assert blended.info["common_directions"] == n > 0 and alone.info["common_directions"] == 0
+    along = head.common[:n] @ blended.input_vector.float().cpu()
+    assert float(along.abs().max()) < 1e-4 * float(blended.input_vector.norm())
+    kept = CollegeLearner(CollegeConfig(common_directions=0)).learn(real_lm, "florp", examples)
+    assert float((head.common[:n] @ kept.input_vector.float().cpu()).abs().max()) > 1e-2
     # the reader's own vectors write the definition: its sharper reading, as without the head
     [(weight, vin, vout)] = blended.readings
     [(_, alone_in, alone_out)] = alone.readings
