@@ -268,15 +268,17 @@ def warm_up(
     """Load the LM, learn `word` with each learner in turn as a Learn click would (the
     page's token-tuning steps), then draw its map, so that what a process loads on first
     use (the LM, the college encoder, token tuning's replay states, the neighbour indexes,
-    the t-SNE code) is loaded before the first person presses Learn. One step at a time
-    under the LM lock, and none once a person's request is waiting for the LM: the person
-    then loads what is left, as without a warm-up. Returns the steps done, of
-    len(learners) + 2."""
+    the t-SNE code, the WordNet words a real word is ranked among) is loaded before the
+    first person presses Learn. One step at a time under the LM lock, and none once a
+    person's request is waiting for the LM: the person then loads what is left, as without
+    a warm-up. Returns the steps done, of len(learners) + 3."""
     from backends.pipeline import learn, load_lm, map_points
+    from backends.reference import lemma_matrix
 
     configs = learner_configs(DEFAULT_TT_STEPS)
     result = None
-    for step in range(len(learners) + 2):
+    steps = len(learners) + 3
+    for step in range(steps):
         with _LM_LOCK:
             if _people_waiting:
                 return step
@@ -286,9 +288,12 @@ def warm_up(
             elif step <= len(learners):
                 name = learners[step - 1]
                 result = learn(word, list(examples), [name], lm=lm, device=device, configs=configs)
-            elif result is not None:
-                map_points(result, "input")
-    return len(learners) + 2
+            elif step == len(learners) + 1:
+                if result is not None:
+                    map_points(result, "input")
+            else:  # the ready examples name their real word: its rank needs these
+                lemma_matrix(load_lm(lm, device))
+    return steps
 
 
 def warm_up_in_background(
@@ -303,7 +308,7 @@ def warm_up_in_background(
         return None
 
     def work() -> None:
-        start, steps = time.perf_counter(), len(learners) + 2
+        start, steps = time.perf_counter(), len(learners) + 3
         try:
             done = warm_up(word, examples, learners, lm=lm)
         except Exception as err:  # noqa: BLE001 - any failure here must not stop the app

@@ -39,7 +39,7 @@ def test_warm_up_is_on_by_default_and_read_from_the_environment(monkeypatch, tmp
 @pytest.mark.integration
 def test_warm_up_loads_the_lm_and_learns_with_each_learner():
     done = engine.warm_up(WUG["word"], WUG["examples"], FAST)
-    assert done == len(FAST) + 2  # the LM, each learner, the map
+    assert done == len(FAST) + 3  # the LM, each learner, the map, the real word's lemmas
     assert (engine.lm_name(None), resolve_device("auto")) in engine._loaded  # a click skips set-up
 
 
