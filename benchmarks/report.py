@@ -39,6 +39,9 @@ shots) over `n` items. Choices that shape the numbers:
 - Token tuning runs at the app's default, TT-4 (4 Adam steps, lr 0.01, L2 0.01, 2
   replay sentences per step, initialised at the centroid, both vectors put back at the
   LM's row length after every step). Older rows labelled TT-2 ran 2 steps without that.
+  Rows named `token_tuning (keep best)` are TT-4 returning the vectors where its objective
+  was lowest, the start included (`TokenTuningConfig.keep_best`), measured on dev and not
+  shipped (the README's "One word, six learners").
 - CoLLEGe (`college`) is the shipped generator in `assets/college/` with the frozen LM as
   a second reader (`backends/learners/lm_reader.py`; the model card says how). Rows
   named `college (generator only)` are the generator alone, before the reader; rows

@@ -71,7 +71,27 @@ def test_token_tuning_lowers_the_loss_on_its_examples(tiny_lm):
     emb = TokenTuningLearner(TokenTuningConfig(steps=15, lr=0.05)).learn(tiny_lm, "wug", EXAMPLES)
     losses = emb.info["losses"]  # each step's forward pass, before its update
     assert len(losses) == 15 == len(emb.info["word_losses"]) and losses[-1] < losses[0]
+    assert "kept_step" not in emb.info  # keep_best is off by default
     assert emb.info["note"] == loss_note(emb.info["word_losses"], losses)
+
+
+def test_token_tuning_returns_the_vectors_where_its_objective_was_lowest(tiny_lm):
+    from backends.learners.token_tuning import kept_note
+
+    loud = TokenTuningConfig(steps=6, lr=0.5, keep_best=True)  # these climb again at the end
+    best = TokenTuningLearner(loud).learn(tiny_lm, "wug", EXAMPLES)
+    objectives, kept = best.info["objectives"], best.info["kept_step"]
+    assert len(objectives) == 7 and objectives[kept] == min(objectives) < objectives[-1]
+    # the vectors after `kept` steps, as a run that stopped there returns them
+    stopped = replace(loud, steps=kept, keep_best=False)
+    there = TokenTuningLearner(stopped).learn(tiny_lm, "wug", EXAMPLES)
+    assert torch.equal(best.input_vector, there.input_vector)
+    assert torch.equal(best.output_vector, there.output_vector)
+    last = TokenTuningLearner(replace(loud, keep_best=False)).learn(tiny_lm, "wug", EXAMPLES)
+    assert not torch.equal(best.input_vector, last.input_vector) and "kept_step" not in last.info
+    assert best.info["note"].endswith(f"after step {kept}, so it kept those vectors")
+    assert kept_note(4, 4) == kept_note(None, 4) == ""  # the last step's: nothing to say
+    assert kept_note(0, 4).endswith("so it kept the vectors it started from")
 
 
 def test_token_tuning_says_in_its_card_how_the_loss_moved():
@@ -111,7 +131,7 @@ def test_token_tuning_reads_the_words_own_loss_where_its_examples_use_it(tiny_lm
 def test_token_tuning_keeps_the_vectors_at_the_lms_row_length(tiny_lm):
     from backends.learners.base import mean_norms
 
-    loud = TokenTuningConfig(steps=10, lr=0.5, replay_per_step=0)
+    loud = TokenTuningConfig(steps=10, lr=0.5, replay_per_step=0, keep_best=False)
     emb = TokenTuningLearner(loud).learn(tiny_lm, "wug", EXAMPLES)
     norm_in, norm_out = mean_norms(tiny_lm)
     assert float(emb.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
