@@ -250,16 +250,17 @@ def loss_note(word_losses: list[float], losses: list[float], kept: int | None = 
         return ""
     n = len(losses)
     if n == 1:
-        return (
+        note = (
             f"loss on the word where its examples use it {word_losses[0]:.1f} nats at its one"
             f" step; on all their tokens {losses[0]:.2f}"
-        ) + kept_note(kept, n)
-    nth = {1: "st", 2: "nd", 3: "rd"}.get(n % 10 if n % 100 not in (11, 12, 13) else 0, "th")
-    note = (
-        f"loss on the word where its examples use it {word_losses[0]:.1f} nats at its first"
-        f" step, {word_losses[-1]:.1f} at its {n}{nth}; on all their tokens {losses[0]:.2f},"
-        f" {losses[-1]:.2f}"
-    )
+        )
+    else:
+        nth = {1: "st", 2: "nd", 3: "rd"}.get(n % 10 if n % 100 not in (11, 12, 13) else 0, "th")
+        note = (
+            f"loss on the word where its examples use it {word_losses[0]:.1f} nats at its"
+            f" first step, {word_losses[-1]:.1f} at its {n}{nth}; on all their tokens"
+            f" {losses[0]:.2f}, {losses[-1]:.2f}"
+        )
     return note + kept_note(kept, n)
 
 

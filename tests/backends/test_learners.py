@@ -131,7 +131,7 @@ def test_token_tuning_reads_the_words_own_loss_where_its_examples_use_it(tiny_lm
 def test_token_tuning_keeps_the_vectors_at_the_lms_row_length(tiny_lm):
     from backends.learners.base import mean_norms
 
-    loud = TokenTuningConfig(steps=10, lr=0.5, replay_per_step=0, keep_best=False)
+    loud = TokenTuningConfig(steps=10, lr=0.5, replay_per_step=0)
     emb = TokenTuningLearner(loud).learn(tiny_lm, "wug", EXAMPLES)
     norm_in, norm_out = mean_norms(tiny_lm)
     assert float(emb.input_vector.norm()) == pytest.approx(norm_in, rel=1e-4)
