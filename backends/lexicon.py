@@ -259,6 +259,20 @@ def _class_counts(form: str) -> tuple[tuple[Pos, float], ...]:
     return tuple(counts)
 
 
+def plural_noun(word: str) -> bool:
+    """Whether WordNet reads the form only as a noun's inflection ("children", "cars",
+    "knees" as no verb's form): a subject a verb can follow. False where WordNet is
+    missing, for a base form ("news") and for a form a verb or adjective also has
+    ("sports", "drinks")."""
+    try:
+        wn = wordnet()
+    except (RuntimeError, LookupError, OSError):
+        return False
+    form = _as_entry(word)
+    base = wn.morphy(form, "n")
+    return bool(base) and base != form and not wn.morphy(form, "v") and not wn.morphy(form, "a")
+
+
 def senses(word: str) -> list[Lemma]:
     """The word's WordNet senses (any part of speech, any inflection), most frequent first.
 

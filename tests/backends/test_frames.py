@@ -1,5 +1,8 @@
 """The classes an example's syntax leaves a new word (backends/frames.py)."""
 
+import pytest
+
+from backends import lexicon
 from backends.frames import allowed_classes, frame_classes
 
 ALL = {"n", "v", "a", "r"}
@@ -23,6 +26,28 @@ def test_an_adverb_is_left_where_a_verb_would_stand():
     assert frame_classes("She zimbly opened the door.", "zimbly") == {"v", "r"}
     # uses that leave only the adverb agree on nothing: the reading's class decides
     assert allowed_classes("zimbly", ["She zimbly opened the door.", "He walked so zimbly."]) == ALL
+
+
+def test_to_before_a_particle_makes_a_verb():
+    assert frame_classes("The puppy loves to snoggle into the blankets.", "snoggle") == {"v", "r"}
+    assert frame_classes("They went to dax in the morning.", "dax") == ALL  # "to school in"
+    assert frame_classes("The two countries went to dax over a strip of land.", "dax") == ALL
+    assert frame_classes("He tried to snoggles into it.", "snoggle") == ALL  # not its plain form
+
+
+@pytest.mark.skipif(
+    not (lexicon.DEBIAN_WORDNET_DIR / "data.noun").is_file(),
+    reason=f"WordNet files absent from {lexicon.DEBIAN_WORDNET_DIR}; {lexicon.INSTALL_HINT}",
+)
+def test_after_a_plural_subject_a_verb():
+    verbal = {"v", "r"}
+    assert frame_classes("On cold mornings the children snoggle under the duvet.", "snoggle") == (
+        verbal
+    )
+    assert frame_classes("The hikers dax slowly up the trail.", "dax") == verbal
+    assert frame_classes("The drinks dax was sticky.", "dax") == ALL  # "drinks" may be a verb
+    assert frame_classes("Children dax in the park.", "dax") == ALL  # no determiner before
+    assert frame_classes("The children daxes in the park.", "dax") == ALL  # an ending
 
 
 def test_a_frame_that_says_nothing_rules_nothing_out():

@@ -118,3 +118,11 @@ def test_single_word_lemmas():
     assert "dog" in words and "goose" in words
     assert not any("_" in w or "-" in w or any(c.isdigit() for c in w) for w in words)
     assert all(w == w.lower() for w in words)
+
+
+def test_plural_noun_is_a_form_wordnet_reads_only_as_a_nouns():
+    assert all(lexicon.plural_noun(w) for w in ("children", "cars", "hikers", "Turks"))
+    assert not lexicon.plural_noun("child")  # a base form
+    assert not lexicon.plural_noun("news")  # WordNet's base form, not an inflection
+    assert not lexicon.plural_noun("drinks")  # a verb's form too ("she drinks")
+    assert not lexicon.plural_noun("blorptastics")
