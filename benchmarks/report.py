@@ -241,6 +241,12 @@ shots) over `n` items. Choices that shape the numbers:
   2026-12-01): 8 and 16 fit the examples better and define the word worse, 2 no better
   than the shipped 4; not in these tables: the README's token-tuning notes (under the
   florp example) have them.
+- `benchmarks/results/participles/` holds college's DefGen runs with an adjective's
+  participle as read defined as itself (`CollegeConfig.adjective_participles`, shipped
+  2026-12-02) beside the records before it: dev 1 of 400 definitions changed, the written
+  dev sentences 0 of 600, held out 0 of 200, no score moved, so the records in these
+  tables stand for the shipped learner; the model card's "An adjective's participle as
+  read" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a

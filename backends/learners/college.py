@@ -33,7 +33,13 @@ from backends.frames import allowed_classes
 from backends.inputs import Example
 from backends.learners.base import Learner, NonceEmbedding
 from backends.learners.linear_head import COMMON_KEPT, LinearHead, pooled_features
-from backends.learners.lm_reader import ReaderConfig, candidate_features, fitted_reader, weigh
+from backends.learners.lm_reader import (
+    ReaderConfig,
+    candidate_features,
+    fitted_reader,
+    participles_as_read,
+    weigh,
+)
 from backends.nonce_lm import NonceLM, word_pattern
 
 log = logging.getLogger(__name__)
@@ -297,6 +303,11 @@ class CollegeConfig:
     # WordNet's counts, was defined after 'The verb "blick"'. Model card, "The examples'
     # syntax in the class guess".
     class_frames: bool = True
+    # Where the class guess is an adjective, a participle the LM read in the word's place
+    # that WordNet also lists as an adjective is defined as itself, not at its verb's base
+    # form: "strapping young athletes" read as strapping, defined as strap, a band of
+    # leather ("An adjective's participle as read"). The vectors keep the base forms.
+    adjective_participles: bool = True
     # Share of the linear head's vector (backends/learners/linear_head.py: the examples read
     # by all-mpnet-base-v2, 110M parameters, through one affine map fitted on training words)
     # in the new *input* vector, the one Chimera, Definitional Nonce, the neighbours and the
@@ -502,6 +513,12 @@ class CollegeLearner(Learner):
             if found is not None:
                 reading = weigh(lm, found, reader)
                 defining = reading if other == reader else weigh(lm, found, other)
+        # the class as read, among those the examples' syntax allows ('a blick of' is no verb)
+        texts = [e.text for e in examples]
+        allowed = allowed_classes(word, texts) if self.config.class_frames else None
+        word_class = defining.word_class(lm, allowed) if reading is not None else None
+        if word_class == "a" and self.config.adjective_participles:
+            defining = participles_as_read(lm, defining)
         readings = []
         if reading is not None:  # blend in the LM's reading; the generator fixes the lengths
             vin, vout = self._blend(reading.vector, *proposed)
@@ -527,10 +544,6 @@ class CollegeLearner(Learner):
             )
             vin = F.normalize(mixed, dim=-1) * self.generator.config.norm_in
         prefix = examples_prefix(examples, self.config.examples_in_prompt)
-        # the class as read, among those the examples' syntax allows ('a blick of' is no verb)
-        texts = [e.text for e in examples]
-        allowed = allowed_classes(word, texts) if self.config.class_frames else None
-        word_class = defining.word_class(lm, allowed) if reading is not None else None
         probe = CLASS_PROBES.get(word_class, "") if self.config.class_probes else ""
         info = {
             "linear_head": from_head is not None,

@@ -510,6 +510,24 @@ def weigh(lm: NonceLM, found: Candidates, config: ReaderConfig) -> Reading:
     return Reading(found.rows, weights, vector, found.forms)
 
 
+def participles_as_read(lm: NonceLM, reading: Reading) -> Reading:
+    """`reading` with each candidate read as a form WordNet also lists as an adjective
+    ("strapping", "drained") at its own row rather than its base form's (strap, drain):
+    where the word is an adjective, the participle is the word read. The same reading
+    where no candidate is such a form."""
+    if not _has_wordnet():
+        return reading
+    spell = lm.pieces()
+    rows = reading.rows.clone()
+    for i, (form, row) in enumerate(zip(reading.forms.tolist(), reading.rows.tolist())):
+        if form != row and "a" in class_shares(spell[form].lstrip("▁")):
+            rows[i] = form
+    if torch.equal(rows, reading.rows):
+        return reading
+    vector = reading.weights @ lm.input_matrix[rows].float()
+    return reading._replace(rows=rows, vector=vector)
+
+
 def lexeme_scores(found: Candidates, weights: torch.Tensor) -> torch.Tensor:
     """[n] each lexeme's score on its best form ("birds" in one example, "bird" in the
     next), summed over the examples, given to the form that scores best on them all; the

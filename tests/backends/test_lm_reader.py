@@ -555,3 +555,24 @@ def test_asked_outright_the_real_lm_names_a_word_that_starts_its_sentence(real_l
     guess = soft_guess(real_lm, "dax", examples, ReaderConfig(from_blank=16))
     top = {n.token.strip().lower() for n in vocabulary_index(real_lm, "input").search(guess, 5)[0]}
     assert top & {"banana", "mango", "papaya", "pineapple", "lemon", "fruit"}, top
+
+
+@pytest.mark.integration
+@needs_wordnet
+def test_an_adjectives_participle_is_read_as_itself(real_lm):
+    from backends.learners.lm_reader import Reading, participles_as_read
+
+    def ids(*words):
+        return torch.tensor([real_lm.encode(" " + w, bos=False)[0] for w in words])
+
+    forms, bases = ids("strapping", "drained", "kids"), ids("strap", "drain", "kid")
+    weights = torch.tensor([0.5, 0.3, 0.2])
+    vector = weights @ real_lm.input_matrix[bases].float()
+    reading = Reading(bases, weights, vector, forms)
+    kept = participles_as_read(real_lm, reading)
+    # strapping and drained are WordNet adjectives too; kids is a plural only
+    assert kept.rows.tolist() == ids("strapping", "drained", "kid").tolist()
+    assert torch.allclose(kept.vector, weights @ real_lm.input_matrix[kept.rows].float())
+    assert torch.equal(kept.weights, weights) and torch.equal(kept.forms, forms)
+    as_nouns = Reading(ids("kid"), torch.ones(1), real_lm.input_matrix[ids("kid")][0], ids("kids"))
+    assert participles_as_read(real_lm, as_nouns) is as_nouns  # nothing to change: the same
