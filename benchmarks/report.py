@@ -242,11 +242,10 @@ shots) over `n` items. Choices that shape the numbers:
   than the shipped 4; not in these tables: the README's token-tuning notes (under the
   florp example) have them.
 - `benchmarks/results/participles/` holds college's DefGen runs with an adjective's
-  participle as read defined as itself (`CollegeConfig.adjective_participles`, shipped
-  2026-12-02) beside the records before it: dev 1 of 400 definitions changed, the written
-  dev sentences 0 of 600, held out 0 of 200, no score moved, so the records in these
-  tables stand for the shipped learner; the model card's "An adjective's participle as
-  read" has them.
+  participle as read defined as itself (`CollegeConfig(adjective_participles=True)`,
+  2026-12-02; measured, not kept) beside the shipped records: dev 1 of 400 definitions
+  changed, the written dev sentences 0 of 600, held out 0 of 200, no score moved; not in
+  these tables: the model card's "An adjective's participle as read" has them.
 - DefGen records of task version 1 (greedy decoding without the controls, no
   identification) were removed when the decoding changed; they are in git history.
 - Tournament: per DefGen item a random pair among the learners and the oracle and a
