@@ -62,7 +62,8 @@ def frame_classes(text: str, word: str) -> set[Pos]:
         before = _LAST_WORD.search(text[: match.start()])
         after = _NEXT_WORD.match(text[match.end() :])
         previous = before.group(1).lower() if before else ""
-        two_before = _TWO_BEFORE.search(text[: match.start()])
+        earlier = _TWO_BEFORE.search(text[: match.start()])
+        before_previous = earlier.group(1).lower() if earlier else ""
         following = after.group(1).lower() if after else ""
         plain = not text[match.end() : match.end() + 1].isalpha()  # no ending: "quib", not "quibs"
         if previous in DETERMINERS:
@@ -75,12 +76,7 @@ def frame_classes(text: str, word: str) -> set[Pos]:
             use = {"v", "r"}
         elif plain and previous == "to" and following in MOTION_PARTICLES:
             use = {"v", "r"}
-        elif (
-            plain
-            and two_before
-            and two_before.group(1).lower() in DETERMINERS
-            and plural_noun(previous)
-        ):
+        elif plain and before_previous in DETERMINERS and plural_noun(previous):
             use = {"v", "r"}
         else:
             continue
