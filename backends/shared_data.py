@@ -102,6 +102,18 @@ def load_definitional_nonce(path: Path | None = None) -> list[NonceItem]:
     return [NonceItem(word.strip(), sentence.strip()) for word, sentence in _rows(path, 2)]
 
 
+def chimera_sources_path() -> Path:
+    """The two real words each development chimera was made from (`sources.dev.tsv`)."""
+    return SHARED_DATA / "chimeras" / "sources.dev.tsv"
+
+
+def chimera_source_words() -> set[str]:
+    """The real words whose passages were mixed into the Chimera items: the answer a
+    learner's vector is compared against, so never a training target."""
+    rows = chimera_sources_path().read_text(encoding="utf-8").splitlines()[1:]
+    return {w.strip().lower() for row in rows if row.strip() for w in row.split("\t")[1:]}
+
+
 def split_path() -> Path:
     """The word-level split file written by `python -m benchmarks.build_wordnet_sets`."""
     return SETS_DIR / "split.json"
